@@ -1,0 +1,80 @@
+package dev.hearth.storage;
+
+/**
+ * A pool operation that could not be done, with its meaning carried by its type. The driver
+ * maps each kind to one gRPC status in one place; storage itself knows nothing of gRPC.
+ */
+public abstract sealed class StorageException extends RuntimeException
+        permits StorageException.NotFound,
+                StorageException.Exhausted,
+                StorageException.Conflict,
+                StorageException.InvalidArgument,
+                StorageException.OutOfRange,
+                StorageException.Precondition,
+                StorageException.Busy,
+                StorageException.Failed {
+
+    private StorageException(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+    /** The volume, snapshot or pool named does not exist. */
+    public static final class NotFound extends StorageException {
+        public NotFound(String message) {
+            super(message, null);
+        }
+    }
+
+    /** Not enough space (or devices) left to satisfy the request. */
+    public static final class Exhausted extends StorageException {
+        public Exhausted(String message) {
+            super(message, null);
+        }
+    }
+
+    /** Something with this identity exists already and is incompatible with the request. */
+    public static final class Conflict extends StorageException {
+        public Conflict(String message) {
+            super(message, null);
+        }
+    }
+
+    /** The request itself is malformed or names something unsupported. */
+    public static final class InvalidArgument extends StorageException {
+        public InvalidArgument(String message) {
+            super(message, null);
+        }
+    }
+
+    /** A size outside what the pool can make. */
+    public static final class OutOfRange extends StorageException {
+        public OutOfRange(String message) {
+            super(message, null);
+        }
+    }
+
+    /** The state on the node does not allow the operation (in use, not staged, foreign data). */
+    public static final class Precondition extends StorageException {
+        public Precondition(String message) {
+            super(message, null);
+        }
+    }
+
+    /** Another operation holds the volume; the caller should retry later. */
+    public static final class Busy extends StorageException {
+        public Busy(String message) {
+            super(message, null);
+        }
+    }
+
+    /** The node failed to do what it should have been able to do (I/O error, tool failure). */
+    public static final class Failed extends StorageException {
+        public Failed(String message, Throwable cause) {
+            super(message, cause);
+        }
+
+        public Failed(String message) {
+            super(message, null);
+        }
+    }
+}
