@@ -1,0 +1,60 @@
+package dev.hearth.linux;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Block-device ioctls (linux/fs.h). */
+public final class BlockDevices {
+
+    /** {@code _IOR(0x12, 114, size_t)}. */
+    static final long BLKGETSIZE64 = 0x80081272L;
+    /** {@code _IO(0x12, 119)}, taking {@code uint64_t[2] = {offset, length}}. */
+    static final long BLKDISCARD = 0x1277;
+
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFBLK = 0060000;
+
+    private BlockDevices() {}
+
+    /** The device's size in bytes. */
+    public static long size(Path device) throws IOException {
+        // Read-only open: a write open of a mounted device can be refused (BLK_DEV_WRITE_MOUNTED=n).
+        try (Arena arena = Arena.ofConfined();
+             Fd fd = Fd.open(arena, device, Libc.O_RDONLY)) {
+            MemorySegment size = arena.allocate(JAVA_LONG);
+            fd.ioctl("BLKGETSIZE64", BLKGETSIZE64, size);
+            return size.get(JAVA_LONG, 0);
+        }
+    }
+
+    /**
+     * Tells the device the range no longer holds data (on a loop device: punches a hole in the
+     * backing file). Offset and length must be multiples of the logical block size, else EINVAL.
+     */
+    public static void discard(Path device, long offset, long length) throws IOException {
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException("negative discard range: offset " + offset + ", length " + length);
+        }
+        try (Arena arena = Arena.ofConfined();
+             Fd fd = Fd.open(arena, device, Libc.O_RDWR)) {
+            MemorySegment range = arena.allocate(JAVA_LONG, 2);
+            range.setAtIndex(JAVA_LONG, 0, offset);
+            range.setAtIndex(JAVA_LONG, 1, length);
+            fd.ioctl("BLKDISCARD offset=" + offset + " length=" + length, BLKDISCARD, range);
+        }
+    }
+
+    /** Whether {@code p} (following symlinks such as {@code /dev/disk/by-id/...}) is a block device. */
+    public static boolean isBlockDevice(Path p) {
+        try {
+            return ((int) Files.getAttribute(p, "unix:mode") & S_IFMT) == S_IFBLK;
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+}

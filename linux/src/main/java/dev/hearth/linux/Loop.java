@@ -1,0 +1,184 @@
+package dev.hearth.linux;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemoryLayout.PathElement;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/** Loop devices through {@code /dev/loop-control} and the loop ioctls (linux/loop.h). */
+public final class Loop {
+
+    static final long LOOP_CLR_FD = 0x4C01;
+    static final long LOOP_SET_CAPACITY = 0x4C07;
+    static final long LOOP_CONFIGURE = 0x4C0A;
+    static final long LOOP_CTL_GET_FREE = 0x4C82;
+
+    static final int LO_FLAGS_READ_ONLY = 1;
+    static final int LO_FLAGS_DIRECT_IO = 16;
+    static final int LO_NAME_SIZE = 64;
+
+    static final StructLayout LOOP_INFO64 = MemoryLayout.structLayout(
+            JAVA_LONG.withName("lo_device"),
+            JAVA_LONG.withName("lo_inode"),
+            JAVA_LONG.withName("lo_rdevice"),
+            JAVA_LONG.withName("lo_offset"),
+            JAVA_LONG.withName("lo_sizelimit"),
+            JAVA_INT.withName("lo_number"),
+            JAVA_INT.withName("lo_encrypt_type"),
+            JAVA_INT.withName("lo_encrypt_key_size"),
+            JAVA_INT.withName("lo_flags"),
+            MemoryLayout.sequenceLayout(LO_NAME_SIZE, JAVA_BYTE).withName("lo_file_name"),
+            MemoryLayout.sequenceLayout(LO_NAME_SIZE, JAVA_BYTE).withName("lo_crypt_name"),
+            MemoryLayout.sequenceLayout(32, JAVA_BYTE).withName("lo_encrypt_key"),
+            MemoryLayout.sequenceLayout(2, JAVA_LONG).withName("lo_init"));
+
+    static final StructLayout LOOP_CONFIG = MemoryLayout.structLayout(
+            JAVA_INT.withName("fd"),
+            JAVA_INT.withName("block_size"),
+            LOOP_INFO64.withName("info"),
+            MemoryLayout.sequenceLayout(8, JAVA_LONG).withName("__reserved"));
+
+    private static final long FLAGS_OFFSET = LOOP_CONFIG.byteOffset(
+            PathElement.groupElement("info"), PathElement.groupElement("lo_flags"));
+    private static final long FILE_NAME_OFFSET = LOOP_CONFIG.byteOffset(
+            PathElement.groupElement("info"), PathElement.groupElement("lo_file_name"));
+
+    private static final Path CONTROL = Path.of("/dev/loop-control");
+    private static final Path SYS_BLOCK = Path.of("/sys/block");
+    private static final String DELETED = " (deleted)";
+    /** Each EBUSY means another process took the free device first; give up only if that keeps happening. */
+    private static final int MAX_ATTEMPTS = 16;
+
+    private Loop() {}
+
+    /**
+     * Attaches {@code backingFile} to a free loop device. Direct I/O avoids caching every block twice
+     * (once for the device, once for the file); where the backing filesystem cannot do it the device
+     * is set up without it, which {@link #list()} then reports.
+     */
+    public static LoopDevice attach(Path backingFile, boolean readOnly, boolean directIo) throws IOException {
+        try (Arena arena = Arena.ofConfined();
+             Fd backing = Fd.open(arena, backingFile, readOnly ? Libc.O_RDONLY : Libc.O_RDWR);
+             Fd control = Fd.open(arena, CONTROL, Libc.O_RDWR)) {
+            MemorySegment config = arena.allocate(LOOP_CONFIG);
+            config.set(JAVA_INT, LOOP_CONFIG.byteOffset(PathElement.groupElement("fd")), backing.value());
+            config.set(JAVA_INT, FLAGS_OFFSET,
+                    (readOnly ? LO_FLAGS_READ_ONLY : 0) | (directIo ? LO_FLAGS_DIRECT_IO : 0));
+            byte[] name = backingFile.toString().getBytes(StandardCharsets.UTF_8);
+            // lo_file_name is informational only (sysfs shows the real path); keep its terminating NUL.
+            MemorySegment.copy(name, 0, config, JAVA_BYTE, FILE_NAME_OFFSET, Math.min(name.length, LO_NAME_SIZE - 1));
+
+            LinuxException busy = null;
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                LoopDevice device = new LoopDevice(control.ioctl("LOOP_CTL_GET_FREE", LOOP_CTL_GET_FREE, 0L));
+                try (Fd loop = Fd.open(arena, device.path(), Libc.O_RDWR)) {
+                    int rc = loop.ioctlRaw(LOOP_CONFIGURE, config);
+                    // Current kernels refuse LO_FLAGS_DIRECT_IO with EINVAL when the backing file cannot
+                    // do O_DIRECT (ramfs, some FUSE); a cached loop device beats no device.
+                    if (rc == -Errno.EINVAL && directIo) {
+                        config.set(JAVA_INT, FLAGS_OFFSET, readOnly ? LO_FLAGS_READ_ONLY : 0);
+                        rc = loop.ioctlRaw(LOOP_CONFIGURE, config);
+                    }
+                    if (rc >= 0) {
+                        return device;
+                    }
+                    LinuxException failure = new LinuxException("ioctl",
+                            device.path() + ", LOOP_CONFIGURE " + backingFile, -rc);
+                    if (!failure.is(Errno.EBUSY)) {
+                        throw failure;
+                    }
+                    busy = failure;
+                }
+            }
+            throw busy;
+        }
+    }
+
+    /**
+     * Detaches the device; one that is not configured counts as detached. The kernel finishes the
+     * detach on the device's last close: while it is open elsewhere (mounted, or briefly probed by
+     * udev/blkid) this succeeds at once but {@link #list()} keeps showing the device until then.
+     */
+    public static void detach(LoopDevice device) throws IOException {
+        try (Arena arena = Arena.ofConfined();
+             Fd loop = Fd.open(arena, device.path(), Libc.O_RDONLY)) {
+            int rc = loop.ioctlRaw(LOOP_CLR_FD, 0L);
+            if (rc < 0 && rc != -Errno.ENXIO) {
+                throw new LinuxException("ioctl", device.path() + ", LOOP_CLR_FD", -rc);
+            }
+        } catch (LinuxException e) {
+            if (!e.is(Errno.ENXIO)) { // a removed device's node refuses open with ENXIO
+                throw e;
+            }
+        }
+    }
+
+    /** Every configured loop device, by number. */
+    public static List<LoopAttachment> list() throws IOException {
+        List<LoopAttachment> attachments = new ArrayList<>();
+        try (DirectoryStream<Path> devices = Files.newDirectoryStream(SYS_BLOCK, "loop*")) {
+            for (Path dir : devices) {
+                Optional<LoopDevice> device = LoopDevice.fromPath(Path.of("/dev").resolve(dir.getFileName()));
+                if (device.isPresent()) {
+                    describe(device.get(), dir).ifPresent(attachments::add);
+                }
+            }
+        }
+        attachments.sort(Comparator.comparingInt(a -> a.device().number()));
+        return List.copyOf(attachments);
+    }
+
+    /**
+     * The lowest-numbered device backed by exactly this file (symlinks resolved, as sysfs shows the
+     * real path); devices whose backing file was deleted never match.
+     */
+    public static Optional<LoopAttachment> findByBackingFile(Path backingFile) throws IOException {
+        Path wanted = MountInfo.canonical(backingFile);
+        return list().stream()
+                .filter(a -> !a.backingDeleted() && a.backingFile().equals(wanted))
+                .findFirst();
+    }
+
+    /** Makes the device pick up a changed backing-file size, e.g. after growing the file for an expansion. */
+    public static void setCapacity(LoopDevice device) throws IOException {
+        try (Arena arena = Arena.ofConfined();
+             Fd loop = Fd.open(arena, device.path(), Libc.O_RDONLY)) {
+            loop.ioctl("LOOP_SET_CAPACITY", LOOP_SET_CAPACITY, 0L);
+        }
+    }
+
+    // backing_file exists only while the device is bound, and the device can be detached mid-read.
+    private static Optional<LoopAttachment> describe(LoopDevice device, Path dir) throws IOException {
+        try {
+            String backing = sysfs(dir.resolve("loop/backing_file"));
+            boolean deleted = backing.endsWith(DELETED);
+            if (deleted) {
+                backing = backing.substring(0, backing.length() - DELETED.length());
+            }
+            return Optional.of(new LoopAttachment(device, Path.of(backing), deleted,
+                    "1".equals(sysfs(dir.resolve("ro"))), "1".equals(sysfs(dir.resolve("loop/dio")))));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static String sysfs(Path file) throws IOException {
+        String s = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+        return s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
+    }
+}

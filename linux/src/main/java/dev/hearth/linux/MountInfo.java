@@ -1,0 +1,112 @@
+package dev.hearth.linux;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/** Reads {@code /proc/self/mountinfo} (proc(5)), the mount table as this process's namespace sees it. */
+public final class MountInfo {
+
+    private static final Path SELF = Path.of("/proc/self/mountinfo");
+
+    private MountInfo() {}
+
+    public static List<MountEntry> read() throws IOException {
+        // Not Files.readString: a mount point with non-UTF-8 bytes must not make the whole table unreadable.
+        return parse(new String(Files.readAllBytes(SELF), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Parses mountinfo text, decoding the kernel's octal escapes ({@code \040} space, {@code \011}
+     * tab, {@code \012} newline, {@code \134} backslash).
+     *
+     * @throws IllegalArgumentException for a line that is not mountinfo
+     */
+    public static List<MountEntry> parse(String content) {
+        List<MountEntry> entries = new ArrayList<>();
+        String[] lines = content.split("\n");
+        for (int i = 0; i < lines.length; i++) {
+            if (!lines[i].isEmpty()) {
+                entries.add(parseLine(lines[i], i + 1));
+            }
+        }
+        return List.copyOf(entries);
+    }
+
+    /**
+     * The top-most mount exactly at {@code mountPoint}: when several are stacked there, the last one
+     * listed is the one a path lookup sees. Symlinks in {@code mountPoint} are resolved first, as the
+     * kernel did when it was mounted.
+     */
+    public static Optional<MountEntry> at(Path mountPoint) throws IOException {
+        Path wanted = canonical(mountPoint);
+        return read().stream().filter(e -> e.mountPoint().equals(wanted)).reduce((first, second) -> second);
+    }
+
+    /** The mount {@code path} lives on: the longest mount point that is a prefix of it, last listed winning ties. */
+    public static Optional<MountEntry> containing(Path path) throws IOException {
+        Path wanted = canonical(path);
+        MountEntry best = null;
+        for (MountEntry e : read()) {
+            if (wanted.startsWith(e.mountPoint())
+                    && (best == null || e.mountPoint().getNameCount() >= best.mountPoint().getNameCount())) {
+                best = e;
+            }
+        }
+        return Optional.ofNullable(best);
+    }
+
+    static Path canonical(Path path) {
+        try {
+            return path.toRealPath();
+        } catch (IOException e) { // gone or unreachable: compare the path as given
+            return path.toAbsolutePath().normalize();
+        }
+    }
+
+    // 36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw,errors=continue
+    private static MountEntry parseLine(String line, int number) {
+        String[] f = line.split(" ", -1);
+        int separator = Arrays.asList(f).indexOf("-");
+        if (separator < 6 || f.length < separator + 4) {
+            throw new IllegalArgumentException("mountinfo line " + number + " is malformed: " + line);
+        }
+        try {
+            String[] device = f[2].split(":");
+            return new MountEntry(
+                    Integer.parseInt(f[0]), Integer.parseInt(f[1]),
+                    Integer.parseInt(device[0]), Integer.parseInt(device[1]),
+                    unescape(f[3]), Path.of(unescape(f[4])), unescape(f[5]),
+                    Arrays.stream(f, 6, separator).map(MountInfo::unescape).toList(),
+                    unescape(f[separator + 1]), unescape(f[separator + 2]), unescape(f[separator + 3]));
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("mountinfo line " + number + " is malformed: " + line, e);
+        }
+    }
+
+    static String unescape(String s) {
+        if (s.indexOf('\\') < 0) {
+            return s;
+        }
+        StringBuilder out = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\\' && isOctal(s, i + 1) && isOctal(s, i + 2) && isOctal(s, i + 3)) {
+                out.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
+                i += 3;
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    private static boolean isOctal(String s, int i) {
+        return i < s.length() && s.charAt(i) >= '0' && s.charAt(i) <= '7';
+    }
+}

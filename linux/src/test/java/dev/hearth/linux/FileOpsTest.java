@@ -1,0 +1,78 @@
+package dev.hearth.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FileOpsTest {
+
+    private static final long MIB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        cleanup.close();
+    }
+
+    @Test
+    void fallocateAllocatesBlocksAndExtendsTheFile() throws IOException {
+        Path file = Files.createFile(dir.resolve("volume.img"));
+        assertThat(FileOps.allocatedBytes(file)).isZero();
+
+        FileOps.fallocate(file, 0, 8 * MIB);
+
+        assertThat(Files.size(file)).isEqualTo(8 * MIB);
+        assertThat(FileOps.allocatedBytes(file)).isGreaterThanOrEqualTo(8 * MIB);
+    }
+
+    @Test
+    void sparseFileHasNoAllocatedBlocks() throws IOException {
+        Path file = Files.createFile(dir.resolve("sparse.img"));
+        try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(64 * MIB);
+        }
+
+        assertThat(FileOps.allocatedBytes(file)).isLessThan(MIB);
+    }
+
+    @Test
+    void fallocateOfAMissingFileNamesFileAndRange() {
+        Path missing = dir.resolve("missing.img");
+
+        assertThatThrownBy(() -> FileOps.fallocate(missing, 0, MIB))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue())
+                .hasMessageContaining(missing.toString())
+                .hasMessageContaining("ENOENT");
+    }
+
+    @Test
+    void allocatedBytesOfAMissingFileIsEnoent() {
+        assertThatThrownBy(() -> FileOps.allocatedBytes(dir.resolve("missing")))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue());
+    }
+
+    @Test
+    @RequiresRoot
+    void fallocateBeyondFreeSpaceIsEnospc() throws IOException {
+        Path mnt = Files.createDirectory(dir.resolve("small"));
+        Mounts.mount("tmpfs", mnt, "tmpfs", 0, "size=4m");
+        cleanup.add(() -> Mounts.unmount(mnt));
+        Path file = Files.createFile(mnt.resolve("volume.img"));
+
+        assertThatThrownBy(() -> FileOps.fallocate(file, 0, 64 * MIB))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOSPC)).isTrue())
+                .hasMessage("fallocate(" + file + ", offset=0, length=" + 64 * MIB + "): ENOSPC (No space left on device)");
+    }
+}

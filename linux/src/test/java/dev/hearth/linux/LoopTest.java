@@ -1,0 +1,268 @@
+package dev.hearth.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@RequiresRoot
+class LoopTest {
+
+    private static final long MIB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        cleanup.close();
+    }
+
+    @Test
+    void attachesSparseFileWithDirectIoAndFindsIt() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+
+        LoopDevice device = attach(file, false, true);
+
+        assertThat(BlockDevices.isBlockDevice(device.path())).isTrue();
+        assertThat(BlockDevices.size(device.path())).isEqualTo(64 * MIB);
+        LoopAttachment expected = new LoopAttachment(device, file.toRealPath(), false, false, true);
+        assertThat(Loop.findByBackingFile(file)).contains(expected);
+        assertThat(Loop.list()).contains(expected);
+    }
+
+    @Test
+    void writesThroughTheDeviceLandInTheBackingFile() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+        LoopDevice device = attach(file, false, true);
+        byte[] pattern = pattern(4096);
+
+        try (FileChannel ch = FileChannel.open(device.path(), StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(pattern), MIB);
+            ch.force(true);
+        }
+
+        assertThat(read(file, MIB, pattern.length)).isEqualTo(pattern);
+    }
+
+    @Test
+    void setCapacityPicksUpAGrownBackingFile() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+        LoopDevice device = attach(file, false, true);
+
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(96 * MIB);
+        }
+        assertThat(BlockDevices.size(device.path())).isEqualTo(64 * MIB);
+        Loop.setCapacity(device);
+
+        assertThat(BlockDevices.size(device.path())).isEqualTo(96 * MIB);
+    }
+
+    @Test
+    void detachForgetsTheFileAndIsIdempotent() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+        LoopDevice device = attach(file, false, true);
+
+        Loop.detach(device);
+
+        assertThat(Loop.findByBackingFile(file)).isEmpty();
+        assertThat(Loop.list()).noneMatch(a -> a.device().equals(device) && a.backingFile().equals(file));
+        Loop.detach(device);
+    }
+
+    @Test
+    void readOnlyAttachmentRefusesWrites() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+        LoopDevice device = attach(file, true, true);
+
+        assertThat(Loop.findByBackingFile(file)).hasValueSatisfying(a -> assertThat(a.readOnly()).isTrue());
+        assertThatThrownBy(() -> {
+            try (FileChannel ch = FileChannel.open(device.path(), StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(pattern(4096)), 0);
+                ch.force(true);
+            }
+        }).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> BlockDevices.discard(device.path(), 0, MIB)).isInstanceOf(IOException.class);
+        assertThat(read(file, 0, 4096)).containsOnly(0);
+    }
+
+    @Test
+    void discardPunchesAHoleInTheBackingFile() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(pattern((int) MIB)), 0);
+            ch.force(true);
+        }
+        long allocatedBefore = FileOps.allocatedBytes(file);
+        LoopDevice device = attach(file, false, true);
+
+        BlockDevices.discard(device.path(), 0, MIB);
+
+        assertThat(allocatedBefore).isGreaterThanOrEqualTo(MIB);
+        assertThat(FileOps.allocatedBytes(file)).isLessThan(allocatedBefore);
+        assertThat(read(file, 0, 4096)).containsOnly(0);
+    }
+
+    @Test
+    void deletedBackingFileIsFlaggedAndNeverFound() throws IOException {
+        Path file = sparseFile("disk.img", 64 * MIB);
+        LoopDevice device = attach(file, false, true);
+        Path real = file.toRealPath();
+
+        Files.delete(file);
+
+        assertThat(Loop.list()).contains(new LoopAttachment(device, real, true, false, true));
+        assertThat(Loop.findByBackingFile(real)).isEmpty();
+    }
+
+    @Test
+    void backingPathLongerThanTheKernelNameFieldIsListedInFull() throws IOException {
+        Path deep = Files.createDirectories(dir.resolve("a-directory-name-that-is-long".repeat(4)));
+        Path file = sparseFile(deep.getFileName() + "/disk.img", 8 * MIB);
+
+        LoopDevice device = attach(file, false, false);
+
+        assertThat(file.toString().length()).isGreaterThan(64);
+        assertThat(Loop.findByBackingFile(file)).hasValueSatisfying(a -> {
+            assertThat(a.device()).isEqualTo(device);
+            assertThat(a.directIo()).isFalse();
+        });
+    }
+
+    @Test
+    void concurrentAttachesGetDistinctDevices() throws Exception {
+        List<Path> files = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            files.add(sparseFile("disk" + i + ".img", 8 * MIB));
+        }
+        List<LoopDevice> devices = new ArrayList<>();
+        try (ExecutorService pool = Executors.newFixedThreadPool(files.size())) {
+            List<Future<LoopDevice>> futures = new ArrayList<>();
+            for (Path f : files) {
+                futures.add(pool.submit((Callable<LoopDevice>) () -> Loop.attach(f, false, true)));
+            }
+            for (Future<LoopDevice> f : futures) {
+                try {
+                    LoopDevice d = f.get();
+                    devices.add(d);
+                    cleanup.add(() -> Loop.detach(d));
+                } catch (Exception e) {
+                    // keep collecting so every device that did attach is detached
+                    cleanup.add(() -> {
+                        throw new IOException("attach failed", e);
+                    });
+                }
+            }
+        }
+
+        assertThat(devices).hasSize(4).doesNotHaveDuplicates();
+        for (int i = 0; i < files.size(); i++) {
+            assertThat(Loop.findByBackingFile(files.get(i)).map(LoopAttachment::device)).contains(devices.get(i));
+        }
+    }
+
+    @Test
+    void directIoFallsBackWhereTheBackingFilesystemRefusesIt() throws IOException {
+        // ramfs cannot do O_DIRECT, and LOOP_CONFIGURE with LO_FLAGS_DIRECT_IO then fails with EINVAL
+        Path file = fileOn("ramfs", "ramfs", null);
+
+        LoopDevice device = attach(file, false, true);
+
+        assertThat(Loop.findByBackingFile(file)).contains(new LoopAttachment(device, file, false, false, false));
+        assertThat(BlockDevices.size(device.path())).isEqualTo(8 * MIB);
+    }
+
+    @Test
+    void tmpfsBackingFileGetsDirectIoOnCurrentKernels() throws IOException {
+        Path file = fileOn("tmpfs", "tmpfs", "size=16m");
+
+        LoopDevice device = attach(file, false, true);
+
+        // tmpfs gained O_DIRECT in Linux 6.6; older kernels take the fallback path
+        assertThat(Loop.findByBackingFile(file)).hasValueSatisfying(a -> assertThat(a.device()).isEqualTo(device));
+        assertThat(BlockDevices.size(device.path())).isEqualTo(8 * MIB);
+    }
+
+    @Test
+    void attachOfMissingFileNamesIt() {
+        Path missing = dir.resolve("missing.img");
+
+        assertThatThrownBy(() -> Loop.attach(missing, false, true))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue())
+                .hasMessageContaining(missing.toString());
+    }
+
+    @Test
+    void setCapacityOfAnUnattachedDeviceFails() throws IOException {
+        Path file = sparseFile("disk.img", 8 * MIB);
+        LoopDevice device = attach(file, false, false);
+        Loop.detach(device);
+
+        assertThatThrownBy(() -> Loop.setCapacity(device))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENXIO)).isTrue())
+                .hasMessageContaining("LOOP_SET_CAPACITY");
+    }
+
+    private Path fileOn(String fsType, String name, String data) throws IOException {
+        Path mnt = Files.createDirectory(dir.resolve(name));
+        Mounts.mount(fsType, mnt, fsType, 0, data);
+        cleanup.add(() -> Mounts.unmount(mnt));
+        Path file = mnt.resolve("disk.img");
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(8 * MIB);
+        }
+        return file;
+    }
+
+    private LoopDevice attach(Path file, boolean readOnly, boolean directIo) throws IOException {
+        LoopDevice device = Loop.attach(file, readOnly, directIo);
+        cleanup.add(() -> Loop.detach(device));
+        return device;
+    }
+
+    private Path sparseFile(String name, long size) throws IOException {
+        Path file = dir.resolve(name);
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+        return file;
+    }
+
+    private static byte[] read(Path file, long offset, int length) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(length);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (buf.hasRemaining() && ch.read(buf, offset + buf.position()) >= 0) {
+                // keep reading
+            }
+        }
+        return buf.array();
+    }
+
+    static byte[] pattern(int length) {
+        byte[] b = new byte[length];
+        for (int i = 0; i < length; i++) {
+            b[i] = (byte) (i * 31 + 7);
+        }
+        return b;
+    }
+}

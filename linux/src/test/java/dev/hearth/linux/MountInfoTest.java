@@ -1,0 +1,91 @@
+package dev.hearth.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MountInfoTest {
+
+    private static final String SAMPLE = """
+            22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+            36 22 98:0 /mnt1 /mnt/parent rw,noatime master:1 shared:7 - ext3 /dev/root rw,errors=continue
+            41 22 0:45 / /var/lib/kubelet/pods/a\\040b/volumes/my\\011vol ro,nosuid,nodev - tmpfs tmp\\134fs rw,size=16384k
+            42 22 7:3 /sub\\012dir /mnt/x rw - ext4 /dev/loop3 rw,discard
+            """;
+
+    @Test
+    void parsesFieldsOfEachLine() {
+        List<MountEntry> entries = MountInfo.parse(SAMPLE);
+
+        assertThat(entries).hasSize(4);
+        MountEntry root = entries.getFirst();
+        assertThat(root.mountId()).isEqualTo(22);
+        assertThat(root.parentId()).isEqualTo(1);
+        assertThat(root.major()).isEqualTo(254);
+        assertThat(root.minor()).isZero();
+        assertThat(root.root()).isEqualTo("/");
+        assertThat(root.mountPoint()).isEqualTo(Path.of("/"));
+        assertThat(root.mountOptions()).isEqualTo("rw,relatime");
+        assertThat(root.optionalFields()).containsExactly("shared:1");
+        assertThat(root.fsType()).isEqualTo("ext4");
+        assertThat(root.source()).isEqualTo("/dev/vda");
+        assertThat(root.superOptions()).isEqualTo("rw");
+        assertThat(root.readOnly()).isFalse();
+    }
+
+    @Test
+    void keepsSeveralOptionalFieldsAndNone() {
+        List<MountEntry> entries = MountInfo.parse(SAMPLE);
+
+        assertThat(entries.get(1).optionalFields()).containsExactly("master:1", "shared:7");
+        assertThat(entries.get(1).superOptions()).isEqualTo("rw,errors=continue");
+        assertThat(entries.get(2).optionalFields()).isEmpty();
+    }
+
+    @Test
+    void decodesOctalEscapesInPathsAndSource() {
+        List<MountEntry> entries = MountInfo.parse(SAMPLE);
+
+        MountEntry escaped = entries.get(2);
+        assertThat(escaped.mountPoint()).isEqualTo(Path.of("/var/lib/kubelet/pods/a b/volumes/my\tvol"));
+        assertThat(escaped.source()).isEqualTo("tmp\\fs");
+        assertThat(entries.get(3).root()).isEqualTo("/sub\ndir");
+    }
+
+    @Test
+    void readOnlyAndOptionLookupUseWholeOptions() {
+        MountEntry entry = MountInfo.parse(SAMPLE).get(2);
+
+        assertThat(entry.readOnly()).isTrue();
+        assertThat(entry.hasMountOption("nodev")).isTrue();
+        assertThat(entry.hasMountOption("dev")).isFalse();
+        assertThat(entry.hasSuperOption("size=16384k")).isTrue();
+    }
+
+    @Test
+    void leavesBackslashesThatAreNotOctalEscapesAlone() {
+        assertThat(MountInfo.unescape("a\\x\\12")).isEqualTo("a\\x\\12");
+        assertThat(MountInfo.unescape("\\040\\040")).isEqualTo("  ");
+    }
+
+    @Test
+    void rejectsMalformedLinesNamingTheLine() {
+        assertThatThrownBy(() -> MountInfo.parse("22 1 254:0 / / rw\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("line 1");
+        assertThatThrownBy(() -> MountInfo.parse("x 1 254:0 / / rw - ext4 /dev/vda rw\n"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void readsThisProcessTableWithRootMount() throws Exception {
+        assertThat(MountInfo.read()).anySatisfy(e -> assertThat(e.mountPoint()).isEqualTo(Path.of("/")));
+        assertThat(MountInfo.containing(Path.of("/proc/self"))).hasValueSatisfying(
+                e -> assertThat(e.fsType()).isEqualTo("proc"));
+        assertThat(MountInfo.at(Path.of("/proc"))).hasValueSatisfying(
+                e -> assertThat(e.fsType()).isEqualTo("proc"));
+    }
+}

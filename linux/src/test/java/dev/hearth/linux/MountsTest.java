@@ -1,0 +1,140 @@
+package dev.hearth.linux;
+
+import static dev.hearth.linux.MountFlags.MS_NODEV;
+import static dev.hearth.linux.MountFlags.MS_NOSUID;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import java.io.IOException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@RequiresRoot
+class MountsTest {
+
+    private static final long MIB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+    private Path source;
+    private Path target;
+
+    @BeforeEach
+    void createMountPoints() throws IOException {
+        source = Files.createDirectory(dir.resolve("source"));
+        target = Files.createDirectory(dir.resolve("target"));
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        cleanup.close();
+    }
+
+    @Test
+    void tmpfsMountIsSizedAndListed() throws IOException {
+        mount("tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m,mode=0700");
+
+        FsStats stats = FileSystems.statvfs(source);
+        assertThat(stats.totalBytes()).isEqualTo(16 * MIB);
+        assertThat(stats.availableBytes()).isLessThanOrEqualTo(stats.freeBytes()).isPositive();
+        assertThat(stats.readOnly()).isFalse();
+        MountEntry entry = MountInfo.at(source).orElseThrow();
+        assertThat(entry.fsType()).isEqualTo("tmpfs");
+        assertThat(entry.source()).isEqualTo("tmpfs");
+        assertThat(entry.hasMountOption("nodev")).isTrue();
+        assertThat(entry.hasMountOption("nosuid")).isTrue();
+        assertThat(entry.hasSuperOption("size=16384k")).isTrue();
+        assertThat(MountInfo.containing(source.resolve("not/yet/created"))).contains(entry);
+        assertThat(MountInfo.containing(dir).map(MountEntry::mountId)).isNotEqualTo(entry.mountId());
+    }
+
+    @Test
+    void readOnlyBindRefusesWritesWithErofsAndKeepsNodevNosuid() throws IOException {
+        mount("tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m");
+        Files.writeString(source.resolve("file"), "data");
+
+        Mounts.bind(source, target, true);
+        cleanup.add(() -> Mounts.unmount(target));
+
+        MountEntry bind = MountInfo.at(target).orElseThrow();
+        assertThat(bind.readOnly()).isTrue();
+        assertThat(bind.hasMountOption("nodev")).isTrue();
+        assertThat(bind.hasMountOption("nosuid")).isTrue();
+        assertThat(FileSystems.statvfs(target).readOnly()).isTrue();
+        assertThat(Files.readString(target.resolve("file"))).isEqualTo("data");
+        assertThatThrownBy(() -> FileOps.fallocate(target.resolve("file"), 0, 4096))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EROFS)).isTrue());
+        assertThatThrownBy(() -> Files.writeString(target.resolve("new"), "x"))
+                .isInstanceOf(FileSystemException.class)
+                .hasMessageContaining("Read-only file system");
+        Files.writeString(source.resolve("still-writable"), "yes");
+    }
+
+    @Test
+    void writableBindSharesTheFiles() throws IOException {
+        mount("tmpfs", source, "tmpfs", 0, "size=16m");
+
+        Mounts.bind(source, target, false);
+        cleanup.add(() -> Mounts.unmount(target));
+        Files.writeString(target.resolve("file"), "via bind");
+
+        assertThat(MountInfo.at(target).orElseThrow().readOnly()).isFalse();
+        assertThat(Files.readString(source.resolve("file"))).isEqualTo("via bind");
+    }
+
+    @Test
+    void atReturnsTheTopMostOfStackedMounts() throws IOException {
+        mount("tmpfs", source, "tmpfs", 0, "size=8m");
+        mount("tmpfs", source, "tmpfs", 0, "size=4m");
+
+        assertThat(MountInfo.at(source).orElseThrow().hasSuperOption("size=4096k")).isTrue();
+        assertThat(FileSystems.statvfs(source).totalBytes()).isEqualTo(4 * MIB);
+    }
+
+    @Test
+    void unmountOfANonMountIsEinval() {
+        assertThatThrownBy(() -> Mounts.unmount(target))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EINVAL)).isTrue())
+                .hasMessage("umount2(" + target + "): EINVAL (Invalid argument)");
+    }
+
+    @Test
+    void unmountWithFlagsNamesThem() {
+        assertThatThrownBy(() -> Mounts.unmount(target, MountFlags.UMOUNT_NOFOLLOW))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EINVAL)).isTrue())
+                .hasMessage("umount2(" + target + ", 0x8): EINVAL (Invalid argument)");
+    }
+
+    @Test
+    void unmountOfABusyMountIsEbusy() throws IOException {
+        mount("tmpfs", source, "tmpfs", 0, "size=1m");
+        Path inner = Files.createDirectory(source.resolve("inner"));
+        mount("tmpfs", inner, "tmpfs", 0, "size=1m");
+
+        assertThatThrownBy(() -> Mounts.unmount(source))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EBUSY)).isTrue());
+    }
+
+    @Test
+    void mountFailureNamesSourceTargetTypeFlagsAndData() {
+        Path missing = dir.resolve("missing");
+
+        assertThatThrownBy(() -> Mounts.mount("tmpfs", missing, "tmpfs", MS_NODEV, "size=1m"))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue())
+                .hasMessage("mount(tmpfs -> " + missing + ", tmpfs, nodev, size=1m): ENOENT (No such file or directory)");
+    }
+
+    private void mount(String what, Path where, String type, long flags, String data) throws LinuxException {
+        Mounts.mount(what, where, type, flags, data);
+        cleanup.add(() -> Mounts.unmount(where));
+    }
+}
