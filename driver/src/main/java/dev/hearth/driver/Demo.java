@@ -1,0 +1,164 @@
+package dev.hearth.driver;
+
+import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.GetCapacityRequest;
+import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.GetPluginInfoResponse;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.NodeGrpc;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.csi.v1.VolumeCapability.AccessMode;
+import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * Walks a filesystem volume and a raw block volume through their whole life against a running
+ * driver, as the kubelet and the external-provisioner would, printing each step and its time.
+ */
+final class Demo {
+
+    private static final long FS_SIZE = 256L << 20;
+    private static final long BLOCK_SIZE = 64L << 20;
+
+    private final IdentityGrpc.IdentityBlockingStub identity;
+    private final ControllerGrpc.ControllerBlockingStub controller;
+    private final NodeGrpc.NodeBlockingStub node;
+    private final Path workDir;
+    private final PrintStream out;
+    private int step;
+
+    Demo(ManagedChannel channel, Path workDir, PrintStream out) {
+        this.identity = IdentityGrpc.newBlockingStub(channel);
+        this.controller = ControllerGrpc.newBlockingStub(channel);
+        this.node = NodeGrpc.newBlockingStub(channel);
+        this.workDir = workDir;
+        this.out = out;
+    }
+
+    void run() throws Exception {
+        GetPluginInfoResponse info = step("GetPluginInfo", () -> identity.getPluginInfo(
+                GetPluginInfoRequest.getDefaultInstance()));
+        out.printf("      driver %s %s%n", info.getName(), info.getVendorVersion());
+        long available = step("GetCapacity", () -> controller.getCapacity(GetCapacityRequest.getDefaultInstance())
+                .getAvailableCapacity());
+        out.printf("      %s available in the pool%n", Quantity.format(available));
+        filesystemVolume();
+        blockVolume();
+    }
+
+    private void filesystemVolume() throws Exception {
+        out.println("\n  A filesystem volume (ext4):");
+        VolumeCapability capability = VolumeCapability.newBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
+                .setAccessMode(AccessMode.newBuilder().setMode(AccessMode.Mode.SINGLE_NODE_WRITER))
+                .build();
+        String id = create("demo-filesystem", FS_SIZE, capability);
+        Path staging = Files.createDirectories(workDir.resolve("staging-fs"));
+        Path target = workDir.resolve("pod-fs");
+        step("NodeStageVolume: attach as a loop device, mkfs.ext4 (blank device), mount", () -> node.nodeStageVolume(
+                NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                        .setVolumeCapability(capability).build()));
+        step("NodePublishVolume: bind-mount into the pod's directory", () -> node.nodePublishVolume(
+                NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                        .setTargetPath(target.toString()).setVolumeCapability(capability).build()));
+        String text = "hello from hearth, " + java.time.Instant.now() + "\n";
+        String read = step("write hello.txt in the pod's directory, sync, read it back", () -> {
+            Path file = target.resolve("hello.txt");
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                channel.write(ByteBuffer.wrap(text.getBytes()));
+                channel.force(true);
+            }
+            return Files.readString(file);
+        });
+        if (!read.equals(text)) {
+            throw new IllegalStateException("read back '" + read + "' instead of '" + text + "'");
+        }
+        out.printf("      read back: %s", read);
+        teardown(id, staging, target);
+    }
+
+    private void blockVolume() throws Exception {
+        out.println("\n  A raw block volume:");
+        VolumeCapability capability = VolumeCapability.newBuilder()
+                .setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
+                .setAccessMode(AccessMode.newBuilder().setMode(AccessMode.Mode.SINGLE_NODE_WRITER))
+                .build();
+        String id = create("demo-block", BLOCK_SIZE, capability);
+        Path staging = Files.createDirectories(workDir.resolve("staging-block"));
+        Path target = workDir.resolve("pod-block").resolve("device");
+        step("NodeStageVolume: attach as a loop device", () -> node.nodeStageVolume(
+                NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                        .setVolumeCapability(capability).build()));
+        step("NodePublishVolume: bind the device node onto the pod's device file", () -> node.nodePublishVolume(
+                NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                        .setTargetPath(target.toString()).setVolumeCapability(capability).build()));
+        byte[] pattern = new byte[1 << 20];
+        for (int i = 0; i < pattern.length; i++) {
+            pattern[i] = (byte) (i * 31 + 7);
+        }
+        long offset = 8L << 20;
+        step("write 1 MiB at offset 8 MiB through the device, sync, read it back", () -> {
+            try (FileChannel device = FileChannel.open(target, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                device.write(ByteBuffer.wrap(pattern), offset);
+                device.force(true);
+                ByteBuffer back = ByteBuffer.allocate(pattern.length);
+                while (back.hasRemaining() && device.read(back, offset + back.position()) > 0) {
+                    // read until the buffer is full
+                }
+                if (!Arrays.equals(back.array(), pattern)) {
+                    throw new IllegalStateException("the bytes read back differ from those written");
+                }
+            }
+            return null;
+        });
+        out.println("      1048576 bytes read back identical");
+        teardown(id, staging, target);
+    }
+
+    private String create(String name, long size, VolumeCapability capability) throws Exception {
+        String id = step("CreateVolume " + name + " (" + Quantity.format(size) + ")", () -> controller.createVolume(
+                CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(capability)
+                        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(size)).build())
+                .getVolume().getVolumeId());
+        out.printf("      volume id %s%n", id);
+        return id;
+    }
+
+    private void teardown(String id, Path staging, Path target) throws Exception {
+        step("NodeUnpublishVolume", () -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder()
+                .setVolumeId(id).setTargetPath(target.toString()).build()));
+        step("NodeUnstageVolume: unmount, detach the loop device", () -> node.nodeUnstageVolume(
+                NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build()));
+        step("DeleteVolume", () -> controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+    }
+
+    private <T> T step(String title, Callable<T> action) throws Exception {
+        long start = System.nanoTime();
+        T result;
+        try {
+            result = action.call();
+        } catch (IOException e) {
+            throw new UncheckedIOException(title + " failed: " + e.getMessage(), e);
+        }
+        double millis = (System.nanoTime() - start) / 1e6;
+        out.printf(Locale.ROOT, "  %2d. %-78s %8.1f ms%n", ++step, title, millis);
+        return result;
+    }
+}

@@ -1,0 +1,135 @@
+package dev.hearth.driver;
+
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+import dev.hearth.controller.ControllerService;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.driver.server.Endpoint;
+import dev.hearth.driver.server.ErrorMapping;
+import dev.hearth.driver.server.GrpcServer;
+import dev.hearth.driver.server.RequestLogging;
+import dev.hearth.driver.server.VolumeLockInterceptor;
+import dev.hearth.driver.server.VolumeLocks;
+import dev.hearth.identity.IdentityService;
+import dev.hearth.node.NodeService;
+import dev.hearth.storage.Pool;
+import dev.hearth.storage.Pools;
+import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.file.FilePool;
+import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.mount.Mounter;
+import dev.hearth.storage.tool.ToolRunner;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** The one place where hearth is wired together: pools, services, interceptors and the server. */
+public final class Driver implements AutoCloseable {
+
+    /** Everything a running driver is made from. */
+    public record Settings(Endpoint endpoint, String nodeId, String driverName, List<FilePoolConfig> pools,
+            String defaultPool, long maxVolumes) {
+
+        public Settings {
+            pools = List.copyOf(pools);
+        }
+    }
+
+    private final GrpcServer server;
+    private final ExecutorService handlers;
+
+    private Driver(GrpcServer server, ExecutorService handlers) {
+        this.server = server;
+        this.handlers = handlers;
+    }
+
+    public static Driver start(Settings settings) throws IOException {
+        List<Pool> opened = new ArrayList<>();
+        for (FilePoolConfig config : settings.pools()) {
+            opened.add(FilePool.open(config));
+        }
+        Pools pools = new Pools(opened, settings.defaultPool());
+        Mounter mounter = new Mounter(new Formatter(new ToolRunner()));
+        var services = List.of(
+                new IdentityService(settings.driverName(), version(), () -> problem(pools)).bindService(),
+                new ControllerService(pools, settings.nodeId()).bindService(),
+                new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter).bindService());
+        var interceptors = List.of(new RequestLogging(),
+                new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
+        // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
+        ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
+        try {
+            return new Driver(GrpcServer.start(settings.endpoint(), services, interceptors, handlers), handlers);
+        } catch (IOException | RuntimeException e) {
+            handlers.shutdownNow();
+            throw e;
+        }
+    }
+
+    public Endpoint endpoint() {
+        return server.endpoint();
+    }
+
+    /** Stops taking calls, lets running ones finish within {@code grace}, then stops. */
+    public void shutdown(Duration grace) {
+        server.shutdown(grace);
+        handlers.shutdownNow();
+    }
+
+    public void awaitTermination() throws InterruptedException {
+        server.awaitTermination();
+    }
+
+    @Override
+    public void close() {
+        shutdown(Duration.ofSeconds(5));
+    }
+
+    /** The build's version, from the resource Maven filters at build time. */
+    public static String version() {
+        try (InputStream in = Driver.class.getResourceAsStream("/hearth-version.properties")) {
+            Properties props = new Properties();
+            props.load(Objects.requireNonNull(in, "hearth-version.properties is missing from the jar"));
+            return props.getProperty("version");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Optional<String> problem(Pools pools) {
+        return pools.all().stream().map(Pool::problem).filter(Objects::nonNull).findFirst();
+    }
+
+    /**
+     * The lock a call takes: the volume's key, which CreateVolume derives from the name, so a create
+     * and any other call on that same volume exclude each other.
+     */
+    static Optional<String> lockKey(Message request) {
+        if (request instanceof CreateVolumeRequest create) {
+            return create.getName().isEmpty() ? Optional.empty() : Optional.of(VolumeId.keyOf(create.getName()));
+        }
+        FieldDescriptor field = request.getDescriptorForType().findFieldByName("volume_id");
+        if (field == null || field.getJavaType() != FieldDescriptor.JavaType.STRING) {
+            return Optional.empty();
+        }
+        String id = (String) request.getField(field);
+        if (id.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(VolumeId.parse(id).map(VolumeId::key).orElse(id));
+    }
+
+    static Path defaultStateDir() {
+        return Path.of("/var/lib/hearth");
+    }
+}

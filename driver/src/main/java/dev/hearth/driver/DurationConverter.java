@@ -1,0 +1,30 @@
+package dev.hearth.driver;
+
+import java.time.Duration;
+import picocli.CommandLine.ITypeConverter;
+
+/** Durations as people write them ({@code 30s}, {@code 2m}, {@code 500ms}) or in ISO-8601 ({@code PT30S}). */
+final class DurationConverter implements ITypeConverter<Duration> {
+
+    @Override
+    public Duration convert(String value) {
+        String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+        try {
+            if (v.startsWith("pt")) {
+                return Duration.parse(v);
+            }
+            if (v.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            }
+            long amount = Long.parseLong(v.substring(0, v.length() - 1));
+            return switch (v.charAt(v.length() - 1)) {
+                case 's' -> Duration.ofSeconds(amount);
+                case 'm' -> Duration.ofMinutes(amount);
+                case 'h' -> Duration.ofHours(amount);
+                default -> throw new IllegalArgumentException();
+            };
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("'" + value + "' is not a duration; write e.g. 30s, 2m or 500ms");
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.hearth.identity;
+
+import com.google.protobuf.BoolValue;
+import dev.hearth.csi.v1.GetPluginCapabilitiesRequest;
+import dev.hearth.csi.v1.GetPluginCapabilitiesResponse;
+import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.GetPluginInfoResponse;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.PluginCapability;
+import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.csi.v1.ProbeResponse;
+import io.grpc.stub.StreamObserver;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/** CSI Identity: who the driver is, what it offers, and whether its pools can serve right now. */
+public final class IdentityService extends IdentityGrpc.IdentityImplBase {
+
+    private static final System.Logger LOG = System.getLogger(IdentityService.class.getName());
+
+    private final GetPluginInfoResponse info;
+    private final GetPluginCapabilitiesResponse capabilities;
+    private final Supplier<Optional<String>> problem;
+
+    /**
+     * @param problem what keeps the driver from serving (e.g. a pool directory gone), empty when ready
+     */
+    public IdentityService(String driverName, String version, Supplier<Optional<String>> problem) {
+        this.info = GetPluginInfoResponse.newBuilder().setName(driverName).setVendorVersion(version).build();
+        this.capabilities = GetPluginCapabilitiesResponse.newBuilder()
+                .addCapabilities(service(PluginCapability.Service.Type.CONTROLLER_SERVICE))
+                .addCapabilities(service(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS))
+                .build();
+        this.problem = problem;
+    }
+
+    @Override
+    public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> response) {
+        response.onNext(info);
+        response.onCompleted();
+    }
+
+    @Override
+    public void getPluginCapabilities(GetPluginCapabilitiesRequest request,
+            StreamObserver<GetPluginCapabilitiesResponse> response) {
+        response.onNext(capabilities);
+        response.onCompleted();
+    }
+
+    @Override
+    public void probe(ProbeRequest request, StreamObserver<ProbeResponse> response) {
+        Optional<String> trouble = problem.get();
+        trouble.ifPresent(p -> LOG.log(System.Logger.Level.WARNING, "probe: not ready: " + p));
+        response.onNext(ProbeResponse.newBuilder().setReady(BoolValue.of(trouble.isEmpty())).build());
+        response.onCompleted();
+    }
+
+    private static PluginCapability service(PluginCapability.Service.Type type) {
+        return PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder().setType(type)).build();
+    }
+}

@@ -1,0 +1,48 @@
+package dev.hearth.storage;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A named place on this node that volumes are carved from. Every operation is idempotent, and
+ * everything a pool knows it reads back from the node (files, LV tags), never from memory.
+ * Kinds: {@code file} ({@link dev.hearth.storage.file.FilePool}); lvm and device follow. (Not
+ * sealed: the kinds live in their own packages, and sealing across packages needs a named module.)
+ */
+public interface Pool {
+
+    String name();
+
+    /** Short kind name for logs and metrics: "file", "lvm", "device". */
+    String kind();
+
+    /** Checks the pool-specific StorageClass parameters and returns them normalized. */
+    Map<String, String> validateParameters(Map<String, String> parameters);
+
+    Capacity capacity();
+
+    /** Creates the volume, or returns the one a previous identical request made. */
+    Volume create(VolumeRequest request);
+
+    Optional<Volume> find(VolumeId id);
+
+    /** Every volume of the pool, ordered by ID. */
+    List<Volume> list();
+
+    /** Removes the volume and returns its space; a missing volume is not an error. */
+    void delete(VolumeId id);
+
+    /** Makes the volume available as a block device (attaching it if needed) and returns it. */
+    Path attach(VolumeId id);
+
+    /** The block device the volume is attached as right now, if any. */
+    Optional<Path> attachedDevice(VolumeId id);
+
+    /** Releases the block device; a volume that is not attached is not an error. */
+    void detach(VolumeId id);
+
+    /** Null when the pool can serve requests, else what is wrong with it. */
+    String problem();
+}

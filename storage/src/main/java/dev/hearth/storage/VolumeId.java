@@ -1,0 +1,83 @@
+package dev.hearth.storage;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * A volume's identity: {@code <pool>-<key>}, where the key is 26 base32 characters of the SHA-256
+ * of the CSI request name. Deriving the ID from the name makes a CreateVolume retried after a
+ * crash land on the volume it half-made. Only IDs of exactly this shape are accepted, so an ID
+ * the driver did not mint never reaches a path or a command.
+ */
+public record VolumeId(String pool, String key) {
+
+    public static final int KEY_LENGTH = 26;
+    private static final Pattern POOL = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?");
+    private static final Pattern KEY = Pattern.compile("[a-z2-7]{" + KEY_LENGTH + "}");
+    private static final char[] BASE32 = "abcdefghijklmnopqrstuvwxyz234567".toCharArray();
+
+    public VolumeId {
+        if (!isPoolName(pool)) {
+            throw new IllegalArgumentException("invalid pool name: " + pool);
+        }
+        if (key == null || !KEY.matcher(key).matches()) {
+            throw new IllegalArgumentException("invalid volume key: " + key);
+        }
+    }
+
+    /** The ID a volume named {@code name} gets in {@code pool}. */
+    public static VolumeId mint(String pool, String name) {
+        return new VolumeId(pool, keyOf(name));
+    }
+
+    /** The pool-independent part of the ID: two requests with one name always share it. */
+    public static String keyOf(String name) {
+        byte[] digest = sha256(name);
+        StringBuilder out = new StringBuilder(KEY_LENGTH);
+        int buffer = 0;
+        int bits = 0;
+        for (int i = 0; out.length() < KEY_LENGTH; ) {
+            if (bits < 5) {
+                buffer = (buffer << 8) | (digest[i++] & 0xff);
+                bits += 8;
+            }
+            out.append(BASE32[(buffer >>> (bits - 5)) & 31]);
+            bits -= 5;
+        }
+        return out.toString();
+    }
+
+    /** Parses an ID this driver minted; anything else is empty. */
+    public static Optional<VolumeId> parse(String id) {
+        if (id == null || id.length() < KEY_LENGTH + 2 || id.length() > KEY_LENGTH + 33) {
+            return Optional.empty();
+        }
+        int dash = id.length() - KEY_LENGTH - 1;
+        String pool = id.substring(0, dash);
+        String key = id.substring(dash + 1);
+        if (id.charAt(dash) != '-' || !isPoolName(pool) || !KEY.matcher(key).matches()) {
+            return Optional.empty();
+        }
+        return Optional.of(new VolumeId(pool, key));
+    }
+
+    public static boolean isPoolName(String name) {
+        return name != null && POOL.matcher(name).matches();
+    }
+
+    @Override
+    public String toString() {
+        return pool + "-" + key;
+    }
+
+    private static byte[] sha256(String name) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError("every JDK has SHA-256", e);
+        }
+    }
+}

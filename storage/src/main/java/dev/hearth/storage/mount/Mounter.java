@@ -1,0 +1,219 @@
+package dev.hearth.storage.mount;
+
+import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.Errno;
+import dev.hearth.linux.LinuxException;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountFlags;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.fs.FilesystemType;
+import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.probe.ProbeResult;
+import dev.hearth.storage.probe.SignatureProbe;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Stages and publishes block devices on this node. It keeps no state: whether something is
+ * staged or published is read from /proc/self/mountinfo every time, so a restarted driver
+ * continues where the last one stopped.
+ */
+public final class Mounter {
+
+    private final Formatter formatter;
+
+    public Mounter(Formatter formatter) {
+        this.formatter = formatter;
+    }
+
+    /**
+     * Mounts the device's filesystem at the staging path, first making one if (and only if) the
+     * device is provably empty. {@code requested} empty means "whatever is there, else ext4".
+     */
+    public void stageFilesystem(Path device, Path staging, Optional<FilesystemType> requested, List<String> options) {
+        MountFlags.Parsed flags = parseOptions(options);
+        Optional<MountEntry> mounted = mountAt(staging);
+        if (mounted.isPresent()) {
+            if (!device.toString().equals(mounted.get().source())) {
+                throw new StorageException.Conflict("staging path " + staging + " already has "
+                        + mounted.get().source() + " mounted, not " + device);
+            }
+            return;
+        }
+        FilesystemType type = prepareFilesystem(device, requested);
+        try {
+            Files.createDirectories(staging);
+            Mounts.mount(device.toString(), staging, type.kernelName(), flags.flags(), flags.data());
+        } catch (LinuxException e) {
+            if (e.errno() == Errno.EINVAL && !options.isEmpty()) {
+                throw new StorageException.InvalidArgument("mounting " + type.kernelName() + " with options "
+                        + options + " failed: " + e.getMessage());
+            }
+            throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new StorageException.Failed("creating staging path " + staging + ": " + e.getMessage(), e);
+        }
+    }
+
+    private FilesystemType prepareFilesystem(Path device, Optional<FilesystemType> requested) {
+        ProbeResult probe;
+        try {
+            probe = SignatureProbe.probe(device, BlockDevices.size(device));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading " + device + ": " + e.getMessage(), e);
+        }
+        FilesystemType wanted = requested.orElse(FilesystemType.EXT4);
+        switch (probe) {
+            case ProbeResult.Empty empty -> {
+                formatter.format(device, wanted);
+                return wanted;
+            }
+            case ProbeResult.Signed signed -> {
+                Optional<FilesystemType> found = Formatter.detect(signed);
+                if (found.isEmpty()) {
+                    throw new StorageException.Precondition("refusing to format " + device + ": it holds "
+                            + signed.found());
+                }
+                if (requested.isPresent() && requested.get() != found.get()) {
+                    throw new StorageException.Precondition(device + " already holds a " + found.get().kernelName()
+                            + " filesystem; it will not be reformatted as " + wanted.kernelName());
+                }
+                return found.get();
+            }
+            case ProbeResult.NotEmpty notEmpty -> throw new StorageException.Precondition(
+                    "refusing to format " + device + ": it is not empty (" + notEmpty.reason() + ")");
+        }
+    }
+
+    /** Unmounts everything stacked on the staging path; nothing mounted is fine. */
+    public void unstage(Path staging) {
+        unmountAll(staging);
+    }
+
+    public boolean isMounted(Path path) {
+        return mountAt(path).isPresent();
+    }
+
+    /** Bind-mounts the staged filesystem onto the target directory. */
+    public void publishFilesystem(Path staging, Path target, boolean readOnly) {
+        MountEntry staged = mountAt(staging).orElseThrow(() -> new StorageException.Precondition(
+                "volume is not staged: nothing is mounted at " + staging));
+        if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
+            return;
+        }
+        try {
+            Files.createDirectories(target);
+        } catch (IOException e) {
+            throw new StorageException.Failed("creating target path " + target + ": " + e.getMessage(), e);
+        }
+        bind(staging, target, readOnly);
+    }
+
+    /** Bind-mounts the block device node onto a file at the target path. */
+    public void publishBlock(Path device, Path target, boolean readOnly) {
+        MountEntry devices = containing(device);
+        String root = joinRoot(devices, device);
+        if (alreadyPublished(target, devices.major(), devices.minor(), root, readOnly)) {
+            return;
+        }
+        try {
+            Files.createDirectories(target.getParent());
+            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.delete(target); // an empty directory left by a caller; a block target must be a file
+            }
+            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createFile(target);
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
+        }
+        bind(device, target, readOnly);
+    }
+
+    /** Unmounts the target and removes the file or directory the publish made; idempotent. */
+    public void unpublish(Path target) {
+        unmountAll(target);
+        try {
+            Files.deleteIfExists(target);
+        } catch (IOException e) {
+            throw new StorageException.Failed("removing target path " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    private boolean alreadyPublished(Path target, int major, int minor, String root, boolean readOnly) {
+        Optional<MountEntry> existing = mountAt(target);
+        if (existing.isEmpty()) {
+            return false;
+        }
+        MountEntry entry = existing.get();
+        if (entry.major() != major || entry.minor() != minor || !entry.root().equals(root)) {
+            throw new StorageException.Conflict("target path " + target + " already has another volume mounted ("
+                    + entry.source() + entry.root() + ")");
+        }
+        if (entry.readOnly() != readOnly) {
+            throw new StorageException.Conflict("target path " + target + " is already published "
+                    + (entry.readOnly() ? "read-only" : "read-write"));
+        }
+        return true;
+    }
+
+    private static void bind(Path source, Path target, boolean readOnly) {
+        try {
+            Mounts.bind(source, target, readOnly);
+        } catch (LinuxException e) {
+            throw new StorageException.Failed("bind-mounting " + source + " at " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void unmountAll(Path path) {
+        try {
+            while (MountInfo.at(path).isPresent()) {
+                Mounts.unmount(path);
+            }
+        } catch (LinuxException e) {
+            if (e.errno() == Errno.EBUSY) {
+                throw new StorageException.Precondition(path + " is busy: " + e.getMessage());
+            }
+            throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    private static Optional<MountEntry> mountAt(Path path) {
+        try {
+            return MountInfo.at(path);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    private static MountEntry containing(Path path) {
+        try {
+            return MountInfo.containing(path).orElseThrow(() -> new StorageException.Failed(
+                    "no mount contains " + path));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /** The root a bind mount of {@code path} shows in mountinfo: the mount's root plus the relative path. */
+    private static String joinRoot(MountEntry mount, Path path) {
+        String relative = mount.mountPoint().relativize(path).toString();
+        return mount.root().equals("/") ? "/" + relative : mount.root() + "/" + relative;
+    }
+
+    private static MountFlags.Parsed parseOptions(List<String> options) {
+        try {
+            return MountFlags.parse(options);
+        } catch (IllegalArgumentException e) {
+            throw new StorageException.InvalidArgument("mount flags " + options + ": " + e.getMessage());
+        }
+    }
+}
