@@ -1,0 +1,41 @@
+package dev.hearth.storage.fs;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/** The filesystems hearth makes on volumes. */
+public enum FilesystemType {
+    EXT4("ext4"),
+    XFS("xfs"),
+    BTRFS("btrfs");
+
+    /** What a request that names no filesystem gets (CSI leaves fsType empty to mean "default"). */
+    public static final FilesystemType DEFAULT = EXT4;
+
+    private final String kernelName;
+
+    FilesystemType(String kernelName) {
+        this.kernelName = kernelName;
+    }
+
+    /** The name mount(2) and blkid use. */
+    public String kernelName() {
+        return kernelName;
+    }
+
+    /** Case-insensitive; null or blank means {@link #DEFAULT}. */
+    public static FilesystemType parse(String name) {
+        if (name == null || name.isBlank()) {
+            return DEFAULT;
+        }
+        String wanted = name.strip().toLowerCase(Locale.ROOT);
+        for (FilesystemType type : values()) {
+            if (type.kernelName.equals(wanted)) {
+                return type;
+            }
+        }
+        throw new IllegalArgumentException("unsupported filesystem type \"" + name + "\"; supported: "
+                + Arrays.stream(values()).map(FilesystemType::kernelName).collect(Collectors.joining(", ")));
+    }
+}

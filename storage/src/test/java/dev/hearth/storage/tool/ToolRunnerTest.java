@@ -1,0 +1,184 @@
+package dev.hearth.storage.tool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+// /bin/sh stands in for real tools here, and only here: production code never runs a shell.
+@Timeout(60)
+class ToolRunnerTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    private final ToolRunner runner = new ToolRunner();
+
+    private static List<String> sh(String script) {
+        return List.of("/bin/sh", "-c", script);
+    }
+
+    @Test
+    void capturesStdoutStderrAndExitCode() {
+        ToolResult result = runner.run(sh("echo out; echo err >&2"), TIMEOUT);
+
+        assertThat(result.exitCode()).isZero();
+        assertThat(result.stdout()).isEqualTo("out\n");
+        assertThat(result.stderr()).isEqualTo("err\n");
+        assertThat(result.elapsed()).isPositive();
+    }
+
+    @Test
+    void nonZeroExitThrowsWithCommandCodeAndTrimmedStderr() {
+        ToolException e = catchThrowableOfType(ToolException.class,
+                () -> runner.run(sh("echo '  disk on fire  ' >&2; exit 3"), TIMEOUT));
+
+        assertThat(e.reason()).isEqualTo(ToolException.Reason.EXITED_NON_ZERO);
+        assertThat(e.exitCode()).hasValue(3);
+        assertThat(e.command()).containsExactly("/bin/sh", "-c", "echo '  disk on fire  ' >&2; exit 3");
+        assertThat(e.stderr()).isEqualTo("  disk on fire  \n");
+        assertThat(e.getMessage())
+                .startsWith("/bin/sh -c ")
+                .endsWith(" exited with status 3: disk on fire");
+    }
+
+    @Test
+    void nonZeroExitWithOnlyStdoutReportsStdout() {
+        assertThatThrownBy(() -> runner.run(sh("echo complaint; exit 1"), TIMEOUT))
+                .hasMessageEndingWith("exited with status 1: complaint");
+    }
+
+    @Test
+    void runAllowingFailureReturnsTheResult() {
+        ToolResult result = runner.runAllowingFailure(sh("echo partial; exit 2"), TIMEOUT);
+
+        assertThat(result.exitCode()).isEqualTo(2);
+        assertThat(result.succeeded()).isFalse();
+        assertThat(result.stdout()).isEqualTo("partial\n");
+    }
+
+    @Test
+    void missingToolIsReportedByName() {
+        ToolException e = catchThrowableOfType(ToolException.class,
+                () -> runner.run(List.of("hearth-no-such-tool", "-q"), TIMEOUT));
+
+        assertThat(e.reason()).isEqualTo(ToolException.Reason.NOT_FOUND);
+        assertThat(e).hasMessage("hearth-no-such-tool: not found on PATH");
+        assertThat(e.exitCode()).isEmpty();
+    }
+
+    @Test
+    void missingAbsolutePathIsNotFound() {
+        assertThatThrownBy(() -> runner.run(List.of("/nonexistent/mkfs.xfs"), TIMEOUT))
+                .isInstanceOf(ToolException.class)
+                .hasMessage("/nonexistent/mkfs.xfs: not found");
+    }
+
+    @Test
+    void toolsAreFoundOnTheFixedPath() {
+        assertThat(runner.run(List.of("true"), TIMEOUT).exitCode()).isZero();
+    }
+
+    @Test
+    void environmentIsCleanAndFixed() {
+        String env = runner.run(List.of("env"), TIMEOUT).stdout();
+
+        assertThat(env.lines().sorted().toList())
+                .containsExactly("LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+    }
+
+    @Test
+    void argumentsReachTheToolVerbatimWithoutAShell() {
+        String tricky = "$HOME; rm -rf / `id` 'quoted' \"double\" *";
+
+        ToolResult result = runner.run(List.of("printf", "%s", tricky), TIMEOUT);
+
+        assertThat(result.stdout()).isEqualTo(tricky);
+    }
+
+    @Test
+    void stdinIsAtEndOfFile() {
+        // cat would wait forever if stdin were an open pipe.
+        ToolResult result = runner.run(List.of("cat"), Duration.ofSeconds(5));
+
+        assertThat(result.stdout()).isEmpty();
+    }
+
+    @Test
+    void workingDirectoryIsRoot() {
+        assertThat(runner.run(List.of("pwd"), TIMEOUT).stdout()).isEqualTo("/\n");
+    }
+
+    @Test
+    void timeoutKillsTheWholeProcessTree(@TempDir Path dir) throws Exception {
+        Path pidFile = dir.resolve("child.pid");
+        long start = System.nanoTime();
+
+        ToolException e = catchThrowableOfType(ToolException.class, () -> runner.run(
+                sh("sleep 300 & echo $! > " + pidFile + "; wait"), Duration.ofMillis(700)));
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        assertThat(e.reason()).isEqualTo(ToolException.Reason.TIMED_OUT);
+        assertThat(e).hasMessageContaining("timed out after PT0.7S");
+        long child = Long.parseLong(Files.readString(pidFile).strip());
+        assertThat(ProcessHandle.of(child).filter(ProcessHandle::isAlive)).isEmpty();
+    }
+
+    @Test
+    void timeoutCarriesWhatTheToolSaidOnStderr() {
+        assertThatThrownBy(() -> runner.run(sh("echo 'waiting for lock' >&2; sleep 300"), Duration.ofMillis(500)))
+                .isInstanceOf(ToolException.class)
+                .hasMessageEndingWith(": waiting for lock");
+    }
+
+    @Test
+    void largeOutputOnBothStreamsDoesNotDeadlock() {
+        ToolRunner roomy = new ToolRunner(8 << 20);
+
+        // 4 MiB on each stream, written alternately: a reader draining only one would stall the tool.
+        ToolResult result = roomy.run(sh("i=0; while [ $i -lt 64 ]; do "
+                + "head -c 65536 /dev/zero | tr '\\0' o; head -c 65536 /dev/zero | tr '\\0' e >&2; "
+                + "i=$((i+1)); done"), TIMEOUT);
+
+        assertThat(result.stdout()).hasSize(4 << 20).matches("o+");
+        assertThat(result.stderr()).hasSize(4 << 20).matches("e+");
+    }
+
+    @Test
+    void stderrBeyondTheLimitIsCutButTheToolCompletes() {
+        ToolResult result = runner.run(sh("head -c 3000000 /dev/zero | tr '\\0' x >&2; echo done"), TIMEOUT);
+
+        assertThat(result.stdout()).isEqualTo("done\n");
+        assertThat(result.stderr()).hasSize(ToolRunner.DEFAULT_OUTPUT_LIMIT);
+    }
+
+    @Test
+    void stdoutBeyondTheLimitIsRefusedRatherThanCut() {
+        ToolException e = catchThrowableOfType(ToolException.class,
+                () -> runner.run(sh("head -c 3000000 /dev/zero"), TIMEOUT));
+
+        assertThat(e.reason()).isEqualTo(ToolException.Reason.OUTPUT_TOO_LARGE);
+        assertThat(e.exitCode()).hasValue(0);
+        assertThat(e).hasMessageContaining("more than 65536 bytes");
+    }
+
+    @Test
+    void rejectsEmptyCommandsAndNonPositiveTimeouts() {
+        assertThatThrownBy(() -> runner.run(List.of(), TIMEOUT)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> runner.run(List.of("true"), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ToolRunner(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void renderQuotesOnlyWhereAShellWouldNeedIt() {
+        assertThat(ToolException.render(List.of("mkfs.ext4", "-E", "a=1,b", "/dev/my disk", "it's", "")))
+                .isEqualTo("mkfs.ext4 -E a=1,b '/dev/my disk' 'it'\\''s' ''");
+    }
+}
