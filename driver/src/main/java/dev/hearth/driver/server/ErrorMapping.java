@@ -1,0 +1,140 @@
+package dev.hearth.driver.server;
+
+import dev.hearth.storage.StorageException;
+import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
+import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The one place where a failure becomes a gRPC status. Handlers just throw: a {@link
+ * StorageException} says what went wrong in storage terms, a {@link StatusRuntimeException} is a
+ * status chosen by the handler, anything else is a bug and reaches the client as INTERNAL.
+ *
+ * <p>Without this interceptor grpc-java would answer UNKNOWN for every exception a handler throws.
+ */
+public final class ErrorMapping implements ServerInterceptor {
+
+    private static final Logger LOG = Logger.getLogger(ErrorMapping.class.getName());
+
+    /** What the client sees for the throwable; the throwable rides along as the status' cause. */
+    public static Status toStatus(Throwable failure) {
+        return switch (failure) {
+            case StatusRuntimeException e -> e.getStatus();
+            case StatusException e -> e.getStatus();
+            // No default: adding a StorageException kind breaks this switch until it is mapped.
+            case StorageException e -> explained(e, switch (e) {
+                case StorageException.NotFound _ -> Status.NOT_FOUND;
+                case StorageException.Exhausted _ -> Status.RESOURCE_EXHAUSTED;
+                case StorageException.Conflict _ -> Status.ALREADY_EXISTS;
+                case StorageException.InvalidArgument _ -> Status.INVALID_ARGUMENT;
+                case StorageException.OutOfRange _ -> Status.OUT_OF_RANGE;
+                case StorageException.Precondition _ -> Status.FAILED_PRECONDITION;
+                case StorageException.Busy _ -> Status.ABORTED;
+                case StorageException.Failed _ -> Status.INTERNAL;
+            });
+            default -> explained(failure, Status.INTERNAL);
+        };
+    }
+
+    private static Status explained(Throwable failure, Status status) {
+        String message = Objects.requireNonNullElse(failure.getMessage(), failure.getClass().getName());
+        return status.withDescription(message).withCause(failure);
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        MappingCall<Q, R> mapping = new MappingCall<>(call);
+        ServerCall.Listener<Q> listener;
+        try {
+            listener = next.startCall(mapping, headers);
+        } catch (Exception e) {
+            mapping.fail(e);
+            return new ServerCall.Listener<>() {};
+        }
+        return new SimpleForwardingServerCallListener<>(listener) {
+            @Override
+            public void onMessage(Q message) {
+                try {
+                    super.onMessage(message);
+                } catch (Exception e) {
+                    mapping.fail(e);
+                }
+            }
+
+            @Override
+            public void onHalfClose() {
+                // A unary handler runs here.
+                try {
+                    super.onHalfClose();
+                } catch (Exception e) {
+                    mapping.fail(e);
+                }
+            }
+
+            @Override
+            public void onReady() {
+                try {
+                    super.onReady();
+                } catch (Exception e) {
+                    mapping.fail(e);
+                }
+            }
+        };
+    }
+
+    private static void log(Throwable failure, Status status) {
+        switch (failure) {
+            case StatusRuntimeException _, StatusException _ -> {}
+            // The cause of a Failed is what an operator needs; the other kinds are the client's doing.
+            case StorageException.Failed e -> LOG.log(Level.WARNING, "storage failure: " + e.getMessage(), e);
+            case StorageException _ -> {}
+            default -> LOG.log(Level.SEVERE, "unexpected failure, answering " + status.getCode(), failure);
+        }
+    }
+
+    /** Remembers whether the call was closed, so that a failure closes it at most once. */
+    private static final class MappingCall<Q, R> extends SimpleForwardingServerCall<Q, R> {
+
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        MappingCall(ServerCall<Q, R> delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            closed.set(true);
+            // StreamObserver.onError(storageException) arrives here as UNKNOWN with the cause kept.
+            if (status.getCode() == Status.Code.UNKNOWN && status.getCause() != null) {
+                Throwable cause = status.getCause();
+                Status mapped = toStatus(cause);
+                log(cause, mapped);
+                super.close(mapped, trailers);
+                return;
+            }
+            super.close(status, trailers);
+        }
+
+        void fail(Exception failure) {
+            if (closed.getAndSet(true)) {
+                LOG.log(Level.WARNING, "handler failed after it had answered; nothing more to tell the client", failure);
+                return;
+            }
+            Status status = toStatus(failure);
+            log(failure, status);
+            Metadata trailers = Status.trailersFromThrowable(failure);
+            super.close(status, trailers != null ? trailers : new Metadata());
+        }
+    }
+}

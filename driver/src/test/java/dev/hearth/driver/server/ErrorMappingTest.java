@@ -1,0 +1,222 @@
+package dev.hearth.driver.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.GetPluginInfoResponse;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.driver.server.TestServer.Transport;
+import dev.hearth.storage.StorageException;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class ErrorMappingTest {
+
+    private static final Metadata.Key<String> DETAIL = Metadata.Key.of("hearth-detail", Metadata.ASCII_STRING_MARSHALLER);
+
+    @TempDir
+    Path dir;
+
+    private TestServer server;
+
+    @AfterEach
+    void tearDown() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static Stream<Arguments> storageFailures() {
+        return Stream.of(
+                Arguments.of(new StorageException.NotFound("volume v1 does not exist"), Status.Code.NOT_FOUND),
+                Arguments.of(new StorageException.Exhausted("pool p has 1 GiB free"), Status.Code.RESOURCE_EXHAUSTED),
+                Arguments.of(new StorageException.Conflict("volume v1 exists with 2 GiB"), Status.Code.ALREADY_EXISTS),
+                Arguments.of(new StorageException.InvalidArgument("fs_type ntfs"), Status.Code.INVALID_ARGUMENT),
+                Arguments.of(new StorageException.OutOfRange("limit below 1 MiB"), Status.Code.OUT_OF_RANGE),
+                Arguments.of(new StorageException.Precondition("volume v1 is staged"), Status.Code.FAILED_PRECONDITION),
+                Arguments.of(new StorageException.Busy("volume v1 is being resized"), Status.Code.ABORTED),
+                Arguments.of(new StorageException.Failed("mkfs.ext4 exited 1", new IOException("boom")), Status.Code.INTERNAL));
+    }
+
+    static Stream<Arguments> storageFailuresOverEachTransport() {
+        return Stream.of(Transport.values())
+                .flatMap(t -> storageFailures().map(a -> Arguments.of(t, a.get()[0], a.get()[1])));
+    }
+
+    @ParameterizedTest
+    @MethodSource("storageFailures")
+    void mapsEachStorageFailureKeepingItsMessage(StorageException failure, Status.Code code) {
+        Status status = ErrorMapping.toStatus(failure);
+
+        assertThat(status.getCode()).isEqualTo(code);
+        assertThat(status.getDescription()).isEqualTo(failure.getMessage());
+        assertThat(status.getCause()).isSameAs(failure);
+    }
+
+    @Test
+    void passesStatusesThroughUntouched() {
+        Status chosen = Status.UNAVAILABLE.withDescription("pool not loaded yet");
+
+        assertThat(ErrorMapping.toStatus(chosen.asRuntimeException())).isSameAs(chosen);
+        assertThat(ErrorMapping.toStatus(chosen.asException())).isSameAs(chosen);
+    }
+
+    @Test
+    void anythingElseIsInternalWithItsMessage() {
+        Status status = ErrorMapping.toStatus(new IllegalStateException("pool map is empty"));
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(status.getDescription()).isEqualTo("pool map is empty");
+    }
+
+    @Test
+    void anythingElseWithoutMessageIsNamedByItsClass() {
+        Status status = ErrorMapping.toStatus(new UnsupportedOperationException());
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(status.getDescription()).isEqualTo("java.lang.UnsupportedOperationException");
+    }
+
+    /** GetPluginInfo does whatever the test says. */
+    private IdentityGrpc.IdentityBlockingStub serve(
+            Transport transport, BiConsumer<GetPluginInfoRequest, StreamObserver<GetPluginInfoResponse>> handler)
+            throws IOException {
+        server = TestServer.start(transport.endpoint(dir), List.of(new ErrorMapping()), new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> responses) {
+                handler.accept(request, responses);
+            }
+        });
+        return IdentityGrpc.newBlockingStub(server.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    private static StatusRuntimeException failureOf(IdentityGrpc.IdentityBlockingStub stub) {
+        try {
+            stub.getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+        } catch (StatusRuntimeException e) {
+            return e;
+        }
+        throw new AssertionError("the call succeeded");
+    }
+
+    @ParameterizedTest
+    @MethodSource("storageFailuresOverEachTransport")
+    void clientSeesTheStatusOfAThrownStorageFailure(Transport transport, StorageException failure, Status.Code code)
+            throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(transport, (request, responses) -> {
+            throw failure;
+        });
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(code);
+        assertThat(status.getDescription()).isEqualTo(failure.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void clientSeesInternalForAnyOtherException(Transport transport) throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(transport, (request, responses) -> {
+            throw new IllegalStateException("pool map is empty");
+        });
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(status.getDescription()).isEqualTo("pool map is empty");
+    }
+
+    @Test
+    void thrownStatusReachesTheClientWithItsTrailers() throws IOException {
+        Metadata trailers = new Metadata();
+        trailers.put(DETAIL, "try node-2");
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.TCP, (request, responses) -> {
+            throw Status.UNAVAILABLE.withDescription("draining").asRuntimeException(trailers);
+        });
+
+        StatusRuntimeException failure = failureOf(stub);
+
+        assertThat(failure.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(failure.getStatus().getDescription()).isEqualTo("draining");
+        assertThat(failure.getTrailers().get(DETAIL)).isEqualTo("try node-2");
+    }
+
+    @Test
+    void storageFailurePassedToOnErrorIsMappedToo() throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(
+                Transport.UNIX, (request, responses) -> responses.onError(new StorageException.Busy("resizing")));
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.ABORTED);
+        assertThat(status.getDescription()).isEqualTo("resizing");
+    }
+
+    @Test
+    void statusExceptionPassedToOnErrorIsUntouched() throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) ->
+                responses.onError(new StatusException(Status.PERMISSION_DENIED.withDescription("not yours"))));
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(status.getDescription()).isEqualTo("not yours");
+    }
+
+    @Test
+    void exceptionAfterTheHandlerAnsweredDoesNotCloseTheCallTwice() throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) -> {
+            responses.onNext(GetPluginInfoResponse.newBuilder().setName("answered").build());
+            responses.onCompleted();
+            throw new IllegalStateException("late failure");
+        });
+
+        assertThat(stub.getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName()).isEqualTo("answered");
+    }
+
+    @Test
+    void exceptionAfterTheHandlerFailedKeepsTheFirstStatus() throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) -> {
+            responses.onError(Status.NOT_FOUND.withDescription("first").asRuntimeException());
+            throw new StorageException.Failed("second");
+        });
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(status.getDescription()).isEqualTo("first");
+    }
+
+    @Test
+    void withoutTheInterceptorGrpcWouldAnswerUnknown() throws IOException {
+        server = TestServer.start(Transport.TCP.endpoint(dir), List.of(), new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> responses) {
+                throw new StorageException.NotFound("volume v1 does not exist");
+            }
+        });
+
+        assertThatThrownBy(() -> IdentityGrpc.newBlockingStub(server.channel())
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .getPluginInfo(GetPluginInfoRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
+                        .isEqualTo(Status.Code.UNKNOWN));
+    }
+}

@@ -1,0 +1,279 @@
+package dev.hearth.driver.server;
+
+import static dev.hearth.driver.server.TestServer.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.BoolValue;
+import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.csi.v1.ProbeResponse;
+import dev.hearth.driver.server.TestServer.Transport;
+import dev.hearth.linux.Posix;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class GrpcServerTest {
+
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> cleanup = new ArrayList<>();
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    @AfterEach
+    void tearDown() throws Exception {
+        release.countDown();
+        for (AutoCloseable closeable : cleanup.reversed()) {
+            closeable.close();
+        }
+    }
+
+    private TestServer start(Endpoint endpoint, IdentityGrpc.IdentityImplBase service) throws IOException {
+        TestServer server = TestServer.start(endpoint, List.of(), service);
+        cleanup.add(server);
+        return server;
+    }
+
+    private static String pluginName(ManagedChannel channel) {
+        return IdentityGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .getPluginInfo(GetPluginInfoRequest.getDefaultInstance())
+                .getName();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void answersOverARealChannel(Transport transport) throws Exception {
+        TestServer server = start(transport.endpoint(dir), TestServices.identity());
+
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    @Test
+    void tcpPortZeroReportsThePortBound() throws Exception {
+        TestServer server = start(new Endpoint.Tcp("127.0.0.1", 0), TestServices.identity());
+
+        Endpoint.Tcp bound = (Endpoint.Tcp) server.server().endpoint();
+        assertThat(bound.host()).isEqualTo("127.0.0.1");
+        assertThat(bound.port()).isPositive();
+    }
+
+    @Test
+    void socketIsReadableAndWritableByOwnerAndGroupOnly() throws Exception {
+        Path socket = dir.resolve("hearth.sock");
+
+        start(new Endpoint.Unix(socket), TestServices.identity());
+
+        assertThat(Files.getPosixFilePermissions(socket)).isEqualTo(PosixFilePermissions.fromString("rw-rw----"));
+    }
+
+    @Test
+    void restoresTheProcessUmaskAfterBinding() throws Exception {
+        int before = currentUmask();
+
+        start(new Endpoint.Unix(dir.resolve("hearth.sock")), TestServices.identity());
+
+        assertThat(currentUmask()).isEqualTo(before);
+    }
+
+    private static int currentUmask() {
+        int mask = Posix.umask(022);
+        Posix.umask(mask);
+        return mask;
+    }
+
+    @Test
+    void createsMissingParentDirectoriesForOwnerAndGroup() throws Exception {
+        Path socket = dir.resolve("plugins/hearth/csi.sock");
+
+        TestServer server = start(new Endpoint.Unix(socket), TestServices.identity());
+
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+        assertThat(Files.getPosixFilePermissions(dir.resolve("plugins"))).isEqualTo(PosixFilePermissions.fromString("rwxr-x---"));
+        assertThat(Files.getPosixFilePermissions(dir.resolve("plugins/hearth"))).isEqualTo(PosixFilePermissions.fromString("rwxr-x---"));
+    }
+
+    @Test
+    void replacesAStaleSocketNobodyListensOn() throws Exception {
+        Path socket = dir.resolve("hearth.sock");
+        try (ServerSocketChannel died = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            died.bind(UnixDomainSocketAddress.of(socket));
+        }
+        assertThat(socket).exists();
+
+        TestServer server = start(new Endpoint.Unix(socket), TestServices.identity());
+
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    @Test
+    void refusesASocketAnotherProcessServesAndLeavesItAlone() throws Exception {
+        Path socket = dir.resolve("hearth.sock");
+        TestServer first = start(new Endpoint.Unix(socket), TestServices.identity());
+
+        try (ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            assertThatThrownBy(() -> GrpcServer.start(new Endpoint.Unix(socket), List.of(), List.of(), executor))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("another process serves " + socket);
+        }
+
+        assertThat(pluginName(first.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    @Test
+    void refusesARegularFileAndNeverTouchesIt() throws Exception {
+        Path file = dir.resolve("hearth.sock");
+        Files.writeString(file, "precious");
+
+        try (ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            assertThatThrownBy(() -> GrpcServer.start(new Endpoint.Unix(file), List.of(), List.of(), executor))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file + " exists and is not a socket");
+        }
+
+        assertThat(file).hasContent("precious");
+    }
+
+    @Test
+    void refusesADirectoryAndNeverTouchesIt() throws Exception {
+        Path directory = Files.createDirectory(dir.resolve("hearth.sock"));
+        Files.writeString(directory.resolve("inside"), "precious");
+
+        try (ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            assertThatThrownBy(() -> GrpcServer.start(new Endpoint.Unix(directory), List.of(), List.of(), executor))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("is not a socket");
+        }
+
+        assertThat(directory.resolve("inside")).hasContent("precious");
+    }
+
+    /** Probe blocks until the test releases it, and says when it has begun. */
+    private IdentityGrpc.IdentityImplBase slowProbe(CountDownLatch entered) {
+        return new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void probe(ProbeRequest request, StreamObserver<ProbeResponse> responses) {
+                entered.countDown();
+                TestServices.await(release);
+                if (Context.current().isCancelled()) {
+                    // Cancelled by shutdownNow: netty's threads are gone, nothing could be sent.
+                    return;
+                }
+                responses.onNext(ProbeResponse.newBuilder().setReady(BoolValue.of(true)).build());
+                responses.onCompleted();
+            }
+        };
+    }
+
+    private static CompletableFuture<ProbeResponse> probeAsync(ManagedChannel channel) {
+        return CompletableFuture.supplyAsync(
+                () -> IdentityGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .probe(ProbeRequest.getDefaultInstance()),
+                Thread.ofVirtual()::start);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void gracefulShutdownFinishesTheCallInFlightAndRefusesNewOnes(Transport transport) throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        TestServer server = start(transport.endpoint(dir), slowProbe(entered));
+        CompletableFuture<ProbeResponse> inFlight = probeAsync(server.channel());
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        Thread stopping = Thread.ofPlatform().start(() -> server.server().shutdown(Duration.ofSeconds(30)));
+        waitUntil(server.server()::isShutdown);
+
+        ManagedChannel late = Channels.channelTo(server.server().endpoint());
+        try {
+            assertThatThrownBy(() -> pluginName(late))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
+                            .isEqualTo(Status.Code.UNAVAILABLE));
+        } finally {
+            late.shutdownNow();
+        }
+        assertThat(stopping.isAlive()).as("shutdown waits for the call in flight").isTrue();
+
+        release.countDown();
+
+        assertThat(inFlight.get(10, TimeUnit.SECONDS).getReady().getValue()).isTrue();
+        stopping.join(Duration.ofSeconds(10));
+        assertThat(stopping.isAlive()).isFalse();
+        if (server.server().endpoint() instanceof Endpoint.Unix unix) {
+            assertThat(unix.path()).doesNotExist();
+        }
+    }
+
+    @Test
+    void shutdownCancelsWhatOutlivesTheGracePeriod() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        TestServer server = start(new Endpoint.Unix(dir.resolve("hearth.sock")), slowProbe(entered));
+        CompletableFuture<ProbeResponse> inFlight = probeAsync(server.channel());
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        long started = System.nanoTime();
+        server.server().shutdown(Duration.ofMillis(200));
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+        assertThat(inFlight).failsWithin(Duration.ofSeconds(10));
+        assertThat(dir.resolve("hearth.sock")).doesNotExist();
+    }
+
+    @Test
+    void shutdownIsIdempotentAndStopsItsThreads() throws Exception {
+        TestServer server = start(new Endpoint.Unix(dir.resolve("hearth.sock")), TestServices.identity());
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+
+        server.server().shutdown(Duration.ofSeconds(1));
+        server.server().shutdown(Duration.ofSeconds(1));
+        server.server().close();
+        server.server().awaitTermination();
+
+        assertThat(server.server().isShutdown()).isTrue();
+        assertThat(dir.resolve("hearth.sock")).doesNotExist();
+        waitUntil(() -> Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().startsWith("hearth-grpc-")));
+    }
+
+    @Test
+    void awaitTerminationReturnsOnceAnotherThreadHasShutItDown() throws Exception {
+        TestServer server = start(new Endpoint.Tcp("127.0.0.1", 0), TestServices.identity());
+        CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> {
+            try {
+                server.server().awaitTermination();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }, Thread.ofVirtual()::start);
+        assertThat(waiting).isNotDone();
+
+        server.server().shutdown(Duration.ofSeconds(1));
+
+        assertThat(waiting).succeedsWithin(Duration.ofSeconds(10));
+    }
+}
