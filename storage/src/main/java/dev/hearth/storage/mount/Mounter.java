@@ -10,9 +10,12 @@ import dev.hearth.linux.Mounts;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.fs.NotBlankException;
 import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.SignatureProbe;
+import dev.hearth.storage.tool.ToolException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -71,7 +74,7 @@ public final class Mounter {
         FilesystemType wanted = requested.orElse(FilesystemType.EXT4);
         switch (probe) {
             case ProbeResult.Empty empty -> {
-                formatter.format(device, wanted);
+                format(device, wanted);
                 return wanted;
             }
             case ProbeResult.Signed signed -> {
@@ -88,6 +91,22 @@ public final class Mounter {
             }
             case ProbeResult.NotEmpty notEmpty -> throw new StorageException.Precondition(
                     "refusing to format " + device + ": it is not empty (" + notEmpty.reason() + ")");
+        }
+    }
+
+    /**
+     * The formatter speaks in its own exceptions; callers of the Mounter get storage ones, so a
+     * signature only blkid knows is refused as foreign data and a failing mkfs is a failure, not
+     * an unclassified error.
+     */
+    private void format(Path device, FilesystemType type) {
+        try {
+            formatter.format(device, type);
+        } catch (NotBlankException e) {
+            throw new StorageException.Precondition(e.getMessage());
+        } catch (ToolException | UncheckedIOException | IllegalStateException e) {
+            throw new StorageException.Failed("making " + type.kernelName() + " on " + device + ": "
+                    + e.getMessage(), e);
         }
     }
 

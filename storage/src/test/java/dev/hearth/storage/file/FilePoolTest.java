@@ -1,0 +1,638 @@
+package dev.hearth.storage.file;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.FileOps;
+import dev.hearth.linux.FileSystems;
+import dev.hearth.linux.FsStats;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.Capacity;
+import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.Provisioning;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.tool.ToolRunner;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FilePoolTest {
+
+    private static final long MIB = 1L << 20;
+    private static final Map<String, String> THICK = Map.of(FilePool.PROVISIONING, "thick");
+    private static final Map<String, String> THIN = Map.of(FilePool.PROVISIONING, "thin");
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+
+    @AfterEach
+    void cleanUp() throws IOException {
+        cleanup.close();
+    }
+
+    // --- create ---
+
+    @Test
+    void createMakesAThickImageOfTheRoundedSize() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+
+        Volume volume = pool.create(request("pvc-1", 3 * MIB + 1, 0, THICK));
+
+        assertThat(volume.sizeBytes()).isEqualTo(4 * MIB);
+        assertThat(volume.id()).isEqualTo(VolumeId.mint("default", "pvc-1"));
+        assertThat(volume.parameters()).containsExactlyEntriesOf(THICK);
+        Path image = image(volume.id());
+        assertThat(Files.size(image)).isEqualTo(4 * MIB);
+        // every block is reserved up front: writes into the volume cannot fail for lack of space
+        assertThat(FileOps.allocatedBytes(image)).isBetween(4 * MIB, 5 * MIB);
+        assertThat(poolFiles()).containsExactlyInAnyOrder(volume.id() + ".img", volume.id() + ".meta");
+    }
+
+    @Test
+    void createMakesAThinImageSparse() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THICK);
+
+        Volume volume = pool.create(request("pvc-1", 32 * MIB, 0, THIN));
+
+        Path image = image(volume.id());
+        assertThat(Files.size(image)).isEqualTo(32 * MIB);
+        assertThat(FileOps.allocatedBytes(image)).isLessThan(MIB);
+        assertThat(volume.parameters()).containsExactlyEntriesOf(THIN);
+    }
+
+    @Test
+    void createUsesThePoolsProvisioningWhenTheRequestNamesNone() throws IOException {
+        FilePool thin = open("thin", 64 * MIB, Provisioning.THIN);
+        FilePool thick = open("thick", 64 * MIB, Provisioning.THICK);
+
+        Volume sparse = thin.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        Volume full = thick.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+
+        assertThat(sparse.parameters()).containsExactlyEntriesOf(THIN);
+        assertThat(FileOps.allocatedBytes(image("thin", sparse.id()))).isLessThan(MIB);
+        assertThat(full.parameters()).containsExactlyEntriesOf(THICK);
+        assertThat(FileOps.allocatedBytes(image("thick", full.id()))).isGreaterThanOrEqualTo(16 * MIB);
+    }
+
+    @Test
+    void createWithoutACapacityRangeMakesTheDefaultSize() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+
+        Volume volume = pool.create(new VolumeRequest("pvc-1", CapacityRange.ANY, Map.of()));
+
+        assertThat(volume.sizeBytes()).isEqualTo(8 * MIB); // the test pools' default
+        assertThat(Files.size(image(volume.id()))).isEqualTo(8 * MIB);
+    }
+
+    @Test
+    void createIsIdempotentForSameNameAndParameters() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume first = pool.create(request("pvc-1", 4 * MIB, 0, THICK));
+        byte[] data = "the tenant's data".getBytes();
+        writeAt(image(first.id()), MIB, data);
+
+        Volume again = pool.create(request("pvc-1", 4 * MIB, 0, THICK));
+        Volume widerRange = pool.create(request("pvc-1", 2 * MIB, 8 * MIB, Map.of(FilePool.PROVISIONING, "THICK")));
+
+        assertThat(again).isEqualTo(first);
+        assertThat(widerRange).isEqualTo(first);
+        assertThat(readAt(image(first.id()), MIB, data.length)).isEqualTo(data);
+        assertThat(pool.list()).containsExactly(first);
+        assertThat(pool.capacity().allocatedBytes()).isEqualTo(4 * MIB);
+    }
+
+    @Test
+    void createWithOtherParametersForAnExistingNameConflicts() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume first = pool.create(request("pvc-1", 4 * MIB, 0, THICK));
+
+        assertThatThrownBy(() -> pool.create(request("pvc-1", 4 * MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("pvc-1");
+        assertThat(pool.find(first.id())).contains(first);
+        assertThat(FileOps.allocatedBytes(image(first.id()))).isGreaterThanOrEqualTo(4 * MIB);
+    }
+
+    @Test
+    void createWithASizeOutsideTheExistingVolumesConflicts() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume first = pool.create(request("pvc-1", 4 * MIB, 0, THIN));
+
+        assertThatThrownBy(() -> pool.create(request("pvc-1", 8 * MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining(Long.toString(4 * MIB));
+        assertThatThrownBy(() -> pool.create(request("pvc-1", MIB, 2 * MIB, THIN)))
+                .isInstanceOf(StorageException.Conflict.class);
+        assertThat(pool.find(first.id())).contains(first);
+        assertThat(Files.size(image(first.id()))).isEqualTo(4 * MIB);
+    }
+
+    @Test
+    void createBeyondThePoolsCapacityIsExhaustedAndLeavesNothingBehind() throws IOException {
+        FilePool pool = open(16 * MIB, Provisioning.THICK);
+        Volume first = pool.create(request("pvc-1", 10 * MIB, 0, Map.of()));
+
+        assertThatThrownBy(() -> pool.create(request("pvc-2", 8 * MIB, 0, Map.of())))
+                .isInstanceOf(StorageException.Exhausted.class)
+                .hasMessageContaining(Long.toString(6 * MIB))
+                .hasMessageContaining(Long.toString(8 * MIB));
+
+        assertThat(poolFiles()).containsExactlyInAnyOrder(first.id() + ".img", first.id() + ".meta");
+        assertThat(pool.find(VolumeId.mint("default", "pvc-2"))).isEmpty();
+        assertThat(pool.capacity().availableBytes()).isEqualTo(6 * MIB);
+        // what is left can still be had
+        assertThat(pool.create(request("pvc-3", 6 * MIB, 0, Map.of())).sizeBytes()).isEqualTo(6 * MIB);
+    }
+
+    @Test
+    void thinVolumesHoldTheirFullSizeAgainstThePool() throws IOException {
+        FilePool pool = open(16 * MIB, Provisioning.THIN);
+        pool.create(request("pvc-1", 12 * MIB, 0, Map.of()));
+
+        assertThatThrownBy(() -> pool.create(request("pvc-2", 8 * MIB, 0, Map.of())))
+                .isInstanceOf(StorageException.Exhausted.class);
+        assertThat(poolFiles()).noneMatch(f -> f.startsWith(VolumeId.mint("default", "pvc-2").toString()));
+    }
+
+    @Test
+    void concurrentCreatesNeverOvercommitThePool() throws Exception {
+        int threads = 24;
+        FilePool pool = open(8 * MIB, Provisioning.THIN);
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Future<Volume>> results = new ArrayList<>();
+        try (ExecutorService executor = Executors.newFixedThreadPool(threads)) {
+            for (int i = 0; i < threads; i++) {
+                String name = "pvc-" + i;
+                results.add(executor.submit((Callable<Volume>) () -> {
+                    start.await();
+                    return pool.create(request(name, MIB, 0, Map.of()));
+                }));
+            }
+        }
+        int made = 0;
+        for (Future<Volume> result : results) {
+            try {
+                result.get();
+                made++;
+            } catch (ExecutionException e) {
+                assertThat(e.getCause()).isInstanceOf(StorageException.Exhausted.class);
+            }
+        }
+
+        assertThat(made).isEqualTo(8);
+        assertThat(pool.list()).hasSize(8);
+        assertThat(pool.capacity().allocatedBytes()).isEqualTo(8 * MIB);
+        assertThat(poolFiles()).hasSize(16).noneMatch(f -> f.endsWith(".part"));
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext2")
+    void thickCreateWhereTheFilesystemCannotReserveSpaceFailsAndLeavesNothing() throws IOException {
+        // ext2 files have no extents, and without extents there is no fallocate (EOPNOTSUPP)
+        Path ext2 = mountFilesystem("ext2", 64 * MIB);
+        FilePool pool = FilePool.open(new FilePoolConfig("default", ext2.resolve("pool"), 32 * MIB,
+                Provisioning.THICK, true, 8 * MIB));
+
+        assertThatThrownBy(() -> pool.create(request("pvc-1", 4 * MIB, 0, Map.of())))
+                .isInstanceOf(StorageException.Failed.class)
+                .hasMessageContaining("fallocate");
+
+        try (Stream<Path> files = Files.list(ext2.resolve("pool"))) {
+            assertThat(files).isEmpty();
+        }
+        assertThat(pool.capacity().allocatedBytes()).isZero();
+        assertThat(pool.create(request("pvc-1", 4 * MIB, 0, THIN)).sizeBytes()).isEqualTo(4 * MIB);
+    }
+
+    // --- capacity ---
+
+    @Test
+    void capacityAccountsForVolumesAsTheyComeAndGo() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Capacity empty = pool.capacity();
+
+        Volume thick = pool.create(request("pvc-1", 8 * MIB, 0, THICK));
+        Capacity one = pool.capacity();
+        Volume thin = pool.create(request("pvc-2", 16 * MIB, 0, THIN));
+        Capacity two = pool.capacity();
+        pool.delete(thick.id());
+        pool.delete(thin.id());
+        Capacity after = pool.capacity();
+
+        assertThat(empty).isEqualTo(new Capacity(64 * MIB, 0, 64 * MIB, 64 * MIB, MIB));
+        assertThat(one.allocatedBytes()).isEqualTo(8 * MIB);
+        assertThat(one.availableBytes()).isEqualTo(56 * MIB);
+        assertThat(two.allocatedBytes()).isEqualTo(24 * MIB);
+        assertThat(two.availableBytes()).isEqualTo(40 * MIB);
+        assertThat(two.maximumVolumeBytes()).isEqualTo(40 * MIB);
+        assertThat(after).isEqualTo(empty);
+    }
+
+    @Test
+    void availableIsNeverNegativeWhenThePoolShrankBelowItsVolumes() throws IOException {
+        open(16 * MIB, Provisioning.THIN).create(request("pvc-1", 12 * MIB, 0, Map.of()));
+
+        FilePool shrunk = open(8 * MIB, Provisioning.THIN);
+        Capacity capacity = shrunk.capacity();
+
+        assertThat(capacity.totalBytes()).isEqualTo(8 * MIB);
+        assertThat(capacity.allocatedBytes()).isEqualTo(12 * MIB);
+        assertThat(capacity.availableBytes()).isZero();
+        assertThat(capacity.maximumVolumeBytes()).isZero();
+        assertThatThrownBy(() -> shrunk.create(request("pvc-2", MIB, 0, Map.of())))
+                .isInstanceOf(StorageException.Exhausted.class);
+    }
+
+    @Test
+    void unlimitedPoolReportsItsFilesystem() throws IOException {
+        FilePool pool = open(0, Provisioning.THIN);
+
+        Capacity capacity = pool.capacity();
+        FsStats fs = FileSystems.statvfs(dir);
+
+        assertThat(capacity.totalBytes()).isEqualTo(fs.totalBytes());
+        assertThat(capacity.availableBytes()).isPositive().isLessThanOrEqualTo(fs.availableBytes());
+        assertThat(capacity.availableBytes() % MIB).isZero();
+    }
+
+    // --- find, list, delete ---
+
+    @Test
+    void listIsSortedByIdAndHoldsOnlyVolumes() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        List<Volume> made = new ArrayList<>();
+        for (String name : List.of("zeta", "alpha", "pvc-7", "mid", "b")) {
+            made.add(pool.create(request(name, MIB, 0, Map.of())));
+        }
+        Files.writeString(pool.config().directory().resolve("notes.txt"), "not a volume");
+
+        List<Volume> listed = pool.list();
+
+        assertThat(listed).containsExactlyInAnyOrderElementsOf(made);
+        assertThat(listed).extracting(v -> v.id().toString()).isSorted();
+    }
+
+    @Test
+    void findOfAnUnknownVolumeIsEmpty() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        pool.create(request("pvc-1", MIB, 0, Map.of()));
+
+        assertThat(pool.find(VolumeId.mint("default", "pvc-2"))).isEmpty();
+        assertThat(pool.find(VolumeId.mint("other", "pvc-1"))).isEmpty();
+    }
+
+    @Test
+    void deleteRemovesTheVolumeAndIsIdempotent() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 4 * MIB, 0, THICK));
+
+        pool.delete(volume.id());
+
+        assertThat(pool.find(volume.id())).isEmpty();
+        assertThat(pool.list()).isEmpty();
+        assertThat(poolFiles()).isEmpty();
+        pool.delete(volume.id());
+        pool.delete(VolumeId.mint("default", "never-made"));
+        pool.delete(VolumeId.mint("other", "pvc-1"));
+        assertThat(pool.capacity().allocatedBytes()).isZero();
+    }
+
+    @Test
+    void deleteOfAVolumeOfAnotherPoolLeavesItAlone() throws IOException {
+        FilePool fast = open("fast", 64 * MIB, Provisioning.THIN);
+        FilePool slow = open("slow", 64 * MIB, Provisioning.THIN);
+        Volume onFast = fast.create(request("pvc-1", MIB, 0, Map.of()));
+
+        slow.delete(onFast.id());
+
+        assertThat(fast.find(onFast.id())).contains(onFast);
+    }
+
+    // --- parameters ---
+
+    @Test
+    void unknownParameterIsInvalidAndNamed() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+
+        assertThatThrownBy(() -> pool.create(request("pvc-1", MIB, 0, Map.of("hearth.dev/speed", "fast"))))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("hearth.dev/speed");
+        assertThat(poolFiles()).isEmpty();
+    }
+
+    @Test
+    void provisioningParameterAcceptsThinAndThickOnly() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THICK);
+
+        assertThat(pool.validateParameters(Map.of())).containsExactlyEntriesOf(THICK);
+        assertThat(pool.validateParameters(THIN)).containsExactlyEntriesOf(THIN);
+        assertThat(pool.validateParameters(Map.of(FilePool.PROVISIONING, " Thin "))).containsExactlyEntriesOf(THIN);
+        assertThat(pool.validateParameters(THICK)).containsExactlyEntriesOf(THICK);
+        assertThatThrownBy(() -> pool.create(request("pvc-1", MIB, 0, Map.of(FilePool.PROVISIONING, "bogus"))))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("bogus");
+        assertThat(poolFiles()).isEmpty();
+    }
+
+    // --- crash recovery and data safety ---
+
+    @Test
+    void openRemovesWhatACrashedCreateLeftAndARetrySucceeds() throws IOException {
+        FilePool pool = open(16 * MIB, Provisioning.THICK);
+        VolumeId crashed = VolumeId.mint("default", "pvc-crashed");
+        VolumeId halfRenamed = VolumeId.mint("default", "pvc-half");
+        Path poolDir = pool.config().directory();
+        sparse(poolDir.resolve(crashed + ".img.part"), 12 * MIB);
+        sparse(poolDir.resolve(halfRenamed + ".img"), 12 * MIB);
+        Files.writeString(poolDir.resolve(halfRenamed + ".meta.tmp"), "format=1\nid=" + halfRenamed);
+
+        FilePool reopened = open(16 * MIB, Provisioning.THICK);
+
+        assertThat(poolFiles()).isEmpty();
+        assertThat(reopened.capacity().availableBytes()).isEqualTo(16 * MIB);
+        Volume retried = reopened.create(request("pvc-crashed", 12 * MIB, 0, Map.of()));
+        assertThat(retried.id()).isEqualTo(crashed);
+        assertThat(reopened.find(crashed)).contains(retried);
+        assertThat(poolFiles()).containsExactlyInAnyOrder(crashed + ".img", crashed + ".meta");
+    }
+
+    @Test
+    void retriedCreateReplacesTheImageACrashLeftWithoutReopening() throws IOException {
+        FilePool pool = open(16 * MIB, Provisioning.THIN);
+        VolumeId id = VolumeId.mint("default", "pvc-1");
+        sparse(pool.config().directory().resolve(id + ".img"), 12 * MIB);
+        sparse(pool.config().directory().resolve(id + ".img.part"), 2 * MIB);
+
+        Volume volume = pool.create(request("pvc-1", 8 * MIB, 0, Map.of()));
+
+        assertThat(Files.size(image(id))).isEqualTo(8 * MIB);
+        assertThat(pool.capacity().allocatedBytes()).isEqualTo(8 * MIB);
+        assertThat(poolFiles()).containsExactlyInAnyOrder(id + ".img", id + ".meta");
+        assertThat(pool.find(id)).contains(volume);
+    }
+
+    @Test
+    void filesThatAreNotThePoolsAreNeverTouched() throws IOException {
+        Path poolDir = Files.createDirectories(dir.resolve("pool"));
+        String key = VolumeId.keyOf("x");
+        List<String> foreign = List.of(
+                "notes.txt", "foo.img", "foo.img.part", "foo.meta", "foo.meta.tmp",
+                "default-" + key.toUpperCase() + ".img", // not an ID the driver mints
+                "default-" + key + "x.img.part",
+                "default-" + key + ".img.bak",
+                "default-" + key + ".part",
+                ".img", ".img.part", ".meta.tmp");
+        Map<String, String> contents = new HashMap<>();
+        for (String name : foreign) {
+            contents.put(name, "precious " + name);
+            Files.writeString(poolDir.resolve(name), contents.get(name));
+        }
+        Files.createDirectory(poolDir.resolve("lost+found"));
+
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", MIB, 0, Map.of()));
+        pool.list();
+        pool.delete(volume.id());
+        open(64 * MIB, Provisioning.THIN);
+
+        assertThat(poolFiles()).containsExactlyInAnyOrderElementsOf(
+                Stream.concat(foreign.stream(), Stream.of("lost+found")).toList());
+        for (String name : foreign) {
+            assertThat(Files.readString(poolDir.resolve(name))).isEqualTo(contents.get(name));
+        }
+    }
+
+    @Test
+    void openKeepsFinishedVolumes() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 4 * MIB, 0, Map.of()));
+        byte[] data = "keep me".getBytes();
+        writeAt(image(volume.id()), 0, data);
+
+        open(64 * MIB, Provisioning.THIN);
+
+        assertThat(readAt(image(volume.id()), 0, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    void metadataSurvivesReopen() throws IOException {
+        String name = "pvc = strange: name #1 \\ ü 名\nsecond line";
+        Volume made = open(64 * MIB, Provisioning.THIN).create(request(name, 3 * MIB, 0, THICK));
+
+        FilePool reopened = open(64 * MIB, Provisioning.THIN);
+
+        Optional<Volume> found = reopened.find(VolumeId.mint("default", name));
+        assertThat(found).contains(made);
+        assertThat(found.orElseThrow().createdAt()).isEqualTo(made.createdAt());
+        assertThat(found.orElseThrow().name()).isEqualTo(name);
+        assertThat(found.orElseThrow().parameters()).containsExactlyEntriesOf(THICK);
+        assertThat(reopened.list()).containsExactly(made);
+        assertThat(reopened.create(request(name, 3 * MIB, 0, THICK))).isEqualTo(made);
+    }
+
+    @Test
+    void openMakesThePoolDirectoryPrivate() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pool.config().directory())))
+                .isEqualTo("rwx------");
+        assertThat(pool.problem()).isNull();
+        assertThat(pool.kind()).isEqualTo("file");
+    }
+
+    @Test
+    void missingDirectoryIsReportedAsAProblem() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+
+        Files.delete(pool.config().directory());
+
+        assertThat(pool.problem()).contains(pool.config().directory().toString());
+    }
+
+    // --- attach and detach (loop devices) ---
+
+    @Test
+    @RequiresRoot
+    void attachIsIdempotentAndServesTheImage() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        detachAllOf(image(volume.id()));
+
+        Path device = pool.attach(volume.id());
+        Path again = pool.attach(volume.id());
+
+        assertThat(again).isEqualTo(device);
+        assertThat(pool.attachedDevice(volume.id())).contains(device);
+        Path realImage = image(volume.id()).toRealPath();
+        assertThat(Loop.list()).filteredOn(a -> a.backingFile().equals(realImage)).hasSize(1);
+        assertThat(BlockDevices.size(device)).isEqualTo(16 * MIB);
+        byte[] data = "through the device".getBytes();
+        byte[] block = new byte[4096];
+        System.arraycopy(data, 0, block, 0, data.length);
+        writeAt(device, 2 * MIB, block);
+        assertThat(readAt(image(volume.id()), 2 * MIB, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    @RequiresRoot
+    void detachIsIdempotent() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        detachAllOf(image(volume.id()));
+        pool.attach(volume.id());
+
+        pool.detach(volume.id());
+        pool.detach(volume.id());
+
+        assertThat(pool.attachedDevice(volume.id())).isEmpty();
+        assertThat(Loop.findByBackingFile(image(volume.id()))).isEmpty();
+        pool.detach(VolumeId.mint("default", "never-made"));
+    }
+
+    @Test
+    @RequiresRoot
+    void deleteWhileAttachedIsRefusedAndKeepsTheVolume() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        detachAllOf(image(volume.id()));
+        Path device = pool.attach(volume.id());
+
+        assertThatThrownBy(() -> pool.delete(volume.id()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining(device.toString());
+
+        assertThat(pool.find(volume.id())).contains(volume);
+        assertThat(image(volume.id())).exists();
+        pool.detach(volume.id());
+        pool.delete(volume.id());
+        assertThat(pool.find(volume.id())).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    void attachOfAnUnknownVolumeIsNotFound() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        List<LoopAttachment> before = Loop.list();
+
+        assertThatThrownBy(() -> pool.attach(VolumeId.mint("default", "pvc-1")))
+                .isInstanceOf(StorageException.NotFound.class);
+        assertThat(Loop.list()).isEqualTo(before);
+    }
+
+    // --- helpers ---
+
+    private FilePool open(long capacity, Provisioning provisioning) throws IOException {
+        return open("default", capacity, provisioning);
+    }
+
+    private FilePool open(String name, long capacity, Provisioning provisioning) throws IOException {
+        Path directory = name.equals("default") ? dir.resolve("pool") : dir.resolve(name);
+        return FilePool.open(new FilePoolConfig(name, directory, capacity, provisioning, true, 8 * MIB));
+    }
+
+    private static VolumeRequest request(String name, long required, long limit, Map<String, String> parameters) {
+        return new VolumeRequest(name, new CapacityRange(required, limit), parameters);
+    }
+
+    private Path image(VolumeId id) {
+        return image("default", id);
+    }
+
+    private Path image(String pool, VolumeId id) {
+        return dir.resolve(pool.equals("default") ? "pool" : pool).resolve(id + ".img");
+    }
+
+    private List<String> poolFiles() throws IOException {
+        try (Stream<Path> files = Files.list(dir.resolve("pool"))) {
+            return files.map(f -> f.getFileName().toString()).toList();
+        }
+    }
+
+    /**
+     * Registers, before the image is attached, the detach of every device backed by it, including
+     * one whose image a failing test managed to delete.
+     */
+    private void detachAllOf(Path image) throws IOException {
+        Path backing = image.getParent().toRealPath().resolve(image.getFileName());
+        cleanup.add(() -> {
+            for (LoopAttachment attached : Loop.list()) {
+                if (attached.backingFile().equals(backing)) {
+                    Loop.detach(attached.device());
+                }
+            }
+        });
+    }
+
+    /** A fresh filesystem of the given type on a loop device, mounted under the test directory. */
+    private Path mountFilesystem(String type, long size) throws IOException {
+        Path backing = dir.resolve(type + ".img");
+        sparse(backing, size);
+        new ToolRunner().run(List.of("mkfs." + type, "-q", "-F", backing.toString()), Duration.ofMinutes(1));
+        LoopDevice device = Loop.attach(backing, false, false);
+        cleanup.add(() -> Loop.detach(device));
+        Path mountPoint = Files.createDirectory(dir.resolve(type));
+        Mounts.mount(device.path().toString(), mountPoint, type, 0, "");
+        cleanup.add(() -> Mounts.unmount(mountPoint));
+        return mountPoint;
+    }
+
+    private static void sparse(Path file, long size) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            channel.truncate(size);
+            channel.write(ByteBuffer.wrap(new byte[] {1}), size - 1);
+        }
+    }
+
+    private static void writeAt(Path file, long offset, byte[] bytes) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ByteBuffer buffer = ByteBuffer.wrap(bytes);
+            while (buffer.hasRemaining()) {
+                channel.write(buffer, offset + buffer.position());
+            }
+            channel.force(true);
+        }
+    }
+
+    private static byte[] readAt(Path file, long offset, int length) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(length);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (buffer.hasRemaining() && channel.read(buffer, offset + buffer.position()) >= 0) {
+                // keep reading
+            }
+        }
+        return buffer.array();
+    }
+}

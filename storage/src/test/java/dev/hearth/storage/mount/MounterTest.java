@@ -1,0 +1,535 @@
+package dev.hearth.storage.mount;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.fs.FilesystemType;
+import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.probe.ProbeResult;
+import dev.hearth.storage.probe.SignatureProbe;
+import dev.hearth.storage.tool.ToolRunner;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Real loop devices, real mkfs, real mounts: everything a node does to stage and publish a volume. */
+@RequiresRoot
+@RequiresTools({"mkfs.ext4", "blkid"})
+class MounterTest {
+
+    private static final long MIB = 1L << 20;
+    private static final Optional<FilesystemType> ANY = Optional.empty();
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+    private final ToolRunner tools = new ToolRunner();
+    private final Mounter mounter = new Mounter(new Formatter(tools));
+    private final Map<Path, Path> backingFiles = new HashMap<>();
+
+    @AfterEach
+    void cleanUp() throws IOException {
+        cleanup.close();
+    }
+
+    // --- stage ---
+
+    @Test
+    void stageFormatsABlankDeviceAsExt4AndMountsIt() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(device, staging, ANY, List.of());
+
+        MountEntry mounted = MountInfo.at(staging).orElseThrow();
+        assertThat(mounted.fsType()).isEqualTo("ext4");
+        assertThat(mounted.source()).isEqualTo(device.toString());
+        assertThat(mounter.isMounted(staging)).isTrue();
+        Files.writeString(staging.resolve("hello.txt"), "hello");
+        assertThat(Files.readString(staging.resolve("hello.txt"))).isEqualTo("hello");
+        assertThat(Formatter.detect(probe(device))).contains(FilesystemType.EXT4);
+    }
+
+    @Test
+    void stageAgainIsANoOp() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        Files.writeString(staging.resolve("data"), "written after the first stage");
+
+        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of());
+
+        assertThat(mountsAt(staging)).hasSize(1);
+        assertThat(Files.readString(staging.resolve("data"))).isEqualTo("written after the first stage");
+    }
+
+    @Test
+    @RequiresTools({"mkfs.xfs", "blkid"})
+    void stageMakesXfsWhenAskedFor() throws IOException {
+        Path device = blankDevice(320 * MIB);
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.XFS), List.of());
+
+        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("xfs"));
+        Files.writeString(staging.resolve("f"), "on xfs");
+        assertThat(Files.readString(staging.resolve("f"))).isEqualTo("on xfs");
+    }
+
+    @Test
+    @RequiresTools({"mkfs.btrfs", "blkid"})
+    void stageMakesBtrfsWhenAskedFor() throws IOException {
+        Path device = blankDevice(128 * MIB);
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.BTRFS), List.of());
+
+        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("btrfs"));
+        Files.writeString(staging.resolve("f"), "on btrfs");
+        assertThat(Files.readString(staging.resolve("f"))).isEqualTo("on btrfs");
+    }
+
+    @Test
+    void stageRefusesADeviceHoldingDataAndLeavesItUntouched() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        byte[] data = new byte[(int) MIB];
+        new Random(42).nextBytes(data);
+        writeAt(backing, 0, data);
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining(device.toString());
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(readAt(backing, 0, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    void stageRefusesDataAtTheEndOfTheDevice() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        byte[] tail = "a backup GPT, a RAID superblock, someone's data".getBytes();
+        writeAt(backing, 64 * MIB - 4096, tail);
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class);
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(readAt(backing, 0, (int) MIB)).containsOnly(0);
+        assertThat(readAt(backing, 64 * MIB - 4096, tail.length)).isEqualTo(tail);
+    }
+
+    /** VMFS keeps its volume header at 2 MiB: our probe reads only the first and last MiB, blkid knows it. */
+    @Test
+    @RequiresTools("blkid")
+    void stageRefusesASignatureOnlyBlkidKnows() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        byte[] vmfs = {0x5e, (byte) 0xf1, (byte) 0xab, 0x2f};
+        writeAt(backing, 2 * MIB, vmfs);
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("VMFS");
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(readAt(backing, 0, (int) MIB)).containsOnly(0);
+        assertThat(readAt(backing, 2 * MIB, vmfs.length)).isEqualTo(vmfs);
+    }
+
+    @Test
+    @RequiresTools("mkfs.xfs")
+    void stageRefusesToReformatXfsAsExt4() throws IOException {
+        Path device = blankDevice(320 * MIB);
+        tools.run(List.of("mkfs.xfs", "-q", "-K", device.toString()), Duration.ofMinutes(2));
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("xfs");
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(Formatter.detect(probe(device))).contains(FilesystemType.XFS);
+    }
+
+    @Test
+    @RequiresTools("mkfs.xfs")
+    void stageMountsAnExistingFilesystemOfAnyKindWhenNoneIsAsked() throws IOException {
+        Path device = blankDevice(320 * MIB);
+        tools.run(List.of("mkfs.xfs", "-q", "-K", device.toString()), Duration.ofMinutes(2));
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(device, staging, ANY, List.of());
+
+        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("xfs"));
+    }
+
+    @Test
+    @RequiresTools("mkfs.ext4")
+    void stageMountsAnExistingExt4WithoutReformatting() throws IOException {
+        Path content = Files.createDirectory(dir.resolve("content"));
+        Files.writeString(content.resolve("precious.txt"), "made before the volume was staged");
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        tools.run(List.of("mkfs.ext4", "-q", "-F", "-d", content.toString(), backing.toString()), Duration.ofMinutes(2));
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of());
+
+        assertThat(Files.readString(staging.resolve("precious.txt"))).isEqualTo("made before the volume was staged");
+    }
+
+    @Test
+    void stageAppliesMountFlags() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(device, staging, ANY, List.of("noatime", "nodev", "errors=remount-ro"));
+
+        MountEntry mounted = MountInfo.at(staging).orElseThrow();
+        assertThat(mounted.hasMountOption("noatime")).isTrue();
+        assertThat(mounted.hasMountOption("nodev")).isTrue();
+        assertThat(mounted.hasSuperOption("errors=remount-ro")).isTrue();
+    }
+
+    @Test
+    void stageRejectsAForbiddenFlagBeforeTouchingTheDevice() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of("noatime", "bind")))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("bind");
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(probe(device).isEmpty()).isTrue();
+    }
+
+    @Test
+    void stageWithAnOptionTheFilesystemRejectsIsInvalidAndMountsNothing() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of("no_such_option=1")))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("no_such_option=1");
+
+        assertThat(mountsAt(staging)).isEmpty();
+    }
+
+    @Test
+    void stageOntoAPathHoldingAnotherDeviceConflicts() throws IOException {
+        Path first = blankDevice(64 * MIB);
+        Path second = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+        mounter.stageFilesystem(first, staging, ANY, List.of());
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(second, staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining(first.toString());
+
+        assertThat(mountsAt(staging)).singleElement()
+                .satisfies(e -> assertThat(e.source()).isEqualTo(first.toString()));
+        assertThat(probe(second).isEmpty()).isTrue();
+    }
+
+    @Test
+    @RequiresTools("mkfs.xfs")
+    void stageThatMkfsCannotServeFailsAsAStorageErrorAndMountsNothing() throws IOException {
+        Path device = blankDevice(64 * MIB); // xfs wants at least 300 MB
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.XFS), List.of()))
+                .isInstanceOf(StorageException.Failed.class)
+                .hasMessageContaining("mkfs.xfs");
+
+        assertThat(mountsAt(staging)).isEmpty();
+    }
+
+    @Test
+    void unstageUnmountsKeepsTheDataAndIsIdempotent() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+        mounter.stageFilesystem(device, staging, ANY, List.of());
+        Files.writeString(staging.resolve("data"), "survives unstage");
+
+        mounter.unstage(staging);
+        mounter.unstage(staging);
+        mounter.unstage(dir.resolve("never-staged"));
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(staging.resolve("data")).doesNotExist();
+        mounter.stageFilesystem(device, staging, ANY, List.of());
+        assertThat(Files.readString(staging.resolve("data"))).isEqualTo("survives unstage");
+    }
+
+    // --- publish a filesystem ---
+
+    @Test
+    void publishBindsTheStagedFilesystemOntoTheTarget() throws IOException {
+        Path staging = stagedExt4();
+        Files.writeString(staging.resolve("from-staging"), "1");
+        Path target = mountPoint("pods/uid/volumes/mount");
+
+        mounter.publishFilesystem(staging, target, false);
+
+        assertThat(Files.readString(target.resolve("from-staging"))).isEqualTo("1");
+        Files.writeString(target.resolve("from-pod"), "2");
+        assertThat(Files.readString(staging.resolve("from-pod"))).isEqualTo("2");
+        MountEntry published = MountInfo.at(target).orElseThrow();
+        MountEntry staged = MountInfo.at(staging).orElseThrow();
+        assertThat(published.major()).isEqualTo(staged.major());
+        assertThat(published.minor()).isEqualTo(staged.minor());
+        assertThat(published.readOnly()).isFalse();
+    }
+
+    @Test
+    void publishReadOnlyRefusesWrites() throws IOException {
+        Path staging = stagedExt4();
+        Files.writeString(staging.resolve("existing"), "readable");
+        Path target = mountPoint("target");
+
+        mounter.publishFilesystem(staging, target, true);
+
+        assertThat(MountInfo.at(target)).hasValueSatisfying(e -> assertThat(e.readOnly()).isTrue());
+        assertThat(Files.readString(target.resolve("existing"))).isEqualTo("readable");
+        assertThatThrownBy(() -> Files.writeString(target.resolve("new"), "x"))
+                .isInstanceOf(FileSystemException.class)
+                .hasMessageContaining("Read-only file system");
+        assertThatThrownBy(() -> Files.writeString(target.resolve("existing"), "overwritten"))
+                .isInstanceOf(FileSystemException.class);
+        assertThat(Files.readString(staging.resolve("existing"))).isEqualTo("readable");
+        Files.writeString(staging.resolve("still-writable"), "staging itself stays read-write");
+    }
+
+    @Test
+    void publishTwiceIsIdempotent() throws IOException {
+        Path staging = stagedExt4();
+        Path target = mountPoint("target");
+
+        mounter.publishFilesystem(staging, target, true);
+        mounter.publishFilesystem(staging, target, true);
+
+        assertThat(mountsAt(target)).hasSize(1);
+    }
+
+    @Test
+    void publishWithTheOtherAccessModeConflicts() throws IOException {
+        Path staging = stagedExt4();
+        Path target = mountPoint("target");
+        mounter.publishFilesystem(staging, target, false);
+
+        assertThatThrownBy(() -> mounter.publishFilesystem(staging, target, true))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("read-write");
+
+        assertThat(mountsAt(target)).singleElement().satisfies(e -> assertThat(e.readOnly()).isFalse());
+    }
+
+    @Test
+    void publishOntoAnotherFilesystemConflicts() throws IOException {
+        Path staging = stagedExt4();
+        Path target = mountPoint("target");
+        Files.createDirectories(target);
+        Mounts.mount("tmpfs", target, "tmpfs", 0, "size=1m");
+        Files.writeString(target.resolve("someone-else"), "x");
+
+        assertThatThrownBy(() -> mounter.publishFilesystem(staging, target, false))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining(target.toString());
+
+        assertThat(mountsAt(target)).singleElement().satisfies(e -> assertThat(e.fsType()).isEqualTo("tmpfs"));
+        assertThat(target.resolve("someone-else")).exists();
+    }
+
+    @Test
+    void publishOfAVolumeThatIsNotStagedIsAPreconditionFailure() throws IOException {
+        Path staging = Files.createDirectory(dir.resolve("staging"));
+        Path target = mountPoint("target");
+
+        assertThatThrownBy(() -> mounter.publishFilesystem(staging, target, false))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining(staging.toString());
+
+        assertThat(target).doesNotExist();
+    }
+
+    @Test
+    void unpublishUnmountsRemovesTheTargetAndIsIdempotent() throws IOException {
+        Path staging = stagedExt4();
+        Path target = mountPoint("pods/uid/volumes/mount");
+        mounter.publishFilesystem(staging, target, false);
+        Files.writeString(target.resolve("data"), "kept on the volume");
+
+        mounter.unpublish(target);
+        mounter.unpublish(target);
+
+        assertThat(mountsAt(target)).isEmpty();
+        assertThat(target).doesNotExist();
+        assertThat(Files.readString(staging.resolve("data"))).isEqualTo("kept on the volume");
+    }
+
+    // --- publish a block device ---
+
+    @Test
+    void publishBlockBindsTheDeviceOntoAFile() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        Path device = attach(backing);
+        Path target = mountPoint("pods/uid/volumeDevices/dev");
+
+        mounter.publishBlock(device, target, false);
+
+        assertThat(BlockDevices.isBlockDevice(target)).isTrue();
+        assertThat(BlockDevices.size(target)).isEqualTo(64 * MIB);
+        byte[] block = new byte[4096];
+        new Random(7).nextBytes(block);
+        writeAt(target, 3 * MIB, block);
+        assertThat(readAt(backing, 3 * MIB, block.length)).isEqualTo(block);
+    }
+
+    @Test
+    void publishBlockTwiceIsIdempotent() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path target = mountPoint("dev");
+
+        mounter.publishBlock(device, target, false);
+        mounter.publishBlock(device, target, false);
+
+        assertThat(mountsAt(target)).hasSize(1);
+    }
+
+    @Test
+    void publishBlockOfAnotherDeviceOntoAPublishedTargetConflicts() throws IOException {
+        Path first = blankDevice(64 * MIB);
+        Path second = blankDevice(64 * MIB);
+        Path target = mountPoint("dev");
+        mounter.publishBlock(first, target, false);
+
+        assertThatThrownBy(() -> mounter.publishBlock(second, target, false))
+                .isInstanceOf(StorageException.Conflict.class);
+
+        assertThat(mountsAt(target)).hasSize(1);
+        assertThat(MountInfo.at(target).orElseThrow().root()).isEqualTo("/" + first.getFileName());
+    }
+
+    @Test
+    void publishBlockReplacesAnEmptyDirectoryLeftAtTheTarget() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path target = mountPoint("dev");
+        Files.createDirectories(target);
+
+        mounter.publishBlock(device, target, false);
+
+        assertThat(BlockDevices.isBlockDevice(target)).isTrue();
+    }
+
+    @Test
+    void unpublishOfABlockTargetRemovesTheFileAndIsIdempotent() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path target = mountPoint("dev");
+        mounter.publishBlock(device, target, false);
+
+        mounter.unpublish(target);
+        mounter.unpublish(target);
+
+        assertThat(mountsAt(target)).isEmpty();
+        assertThat(target).doesNotExist();
+        assertThat(BlockDevices.isBlockDevice(device)).isTrue();
+    }
+
+    // --- helpers ---
+
+    private Path stagedExt4() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+        mounter.stageFilesystem(device, staging, ANY, List.of());
+        return staging;
+    }
+
+    /** A path under the test directory whose mounts are undone after the test, however it ends. */
+    private Path mountPoint(String relative) {
+        Path path = dir.resolve(relative);
+        cleanup.add(() -> {
+            while (MountInfo.at(path).isPresent()) {
+                Mounts.unmount(path);
+            }
+        });
+        return path;
+    }
+
+    private Path blankDevice(long size) throws IOException {
+        return attach(sparseFile("disk" + backingFiles.size() + ".img", size));
+    }
+
+    private Path attach(Path backing) throws IOException {
+        LoopDevice device = Loop.attach(backing, false, true);
+        cleanup.add(() -> Loop.detach(device));
+        backingFiles.put(device.path(), backing);
+        return device.path();
+    }
+
+    private Path sparseFile(String name, long size) throws IOException {
+        Path file = dir.resolve(name);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.allocate(1), size - 1);
+        }
+        return file;
+    }
+
+    private static ProbeResult probe(Path device) throws IOException {
+        return SignatureProbe.probe(device, BlockDevices.size(device));
+    }
+
+    private static List<MountEntry> mountsAt(Path path) throws IOException {
+        Path wanted = path.toAbsolutePath().normalize();
+        return MountInfo.read().stream().filter(e -> e.mountPoint().equals(wanted)).toList();
+    }
+
+    private static void writeAt(Path file, long offset, byte[] bytes) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ByteBuffer buffer = ByteBuffer.wrap(bytes);
+            while (buffer.hasRemaining()) {
+                channel.write(buffer, offset + buffer.position());
+            }
+            channel.force(true);
+        }
+    }
+
+    private static byte[] readAt(Path file, long offset, int length) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(length);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (buffer.hasRemaining() && channel.read(buffer, offset + buffer.position()) >= 0) {
+                // keep reading
+            }
+        }
+        return buffer.array();
+    }
+}
