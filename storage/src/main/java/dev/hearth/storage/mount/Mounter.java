@@ -134,11 +134,16 @@ public final class Mounter {
         bind(staging, target, readOnly);
     }
 
-    /** Bind-mounts the block device node onto a file at the target path. */
+    /**
+     * Bind-mounts the block device node onto a file at the target path. Read-only binds a
+     * read-only view of the device (see {@link ReadOnlyViews}), since the kernel would let writes
+     * through a read-only bind of the device node itself.
+     */
     public void publishBlock(Path device, Path target, boolean readOnly) {
         MountEntry devices = containing(device);
-        String root = joinRoot(devices, device);
-        if (alreadyPublished(target, devices.major(), devices.minor(), root, readOnly)) {
+        Optional<MountEntry> existing = mountAt(target);
+        if (existing.isPresent()) {
+            checkBlockPublished(existing.get(), devices, device, target, readOnly);
             return;
         }
         try {
@@ -152,17 +157,55 @@ public final class Mounter {
         } catch (IOException e) {
             throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
         }
-        bind(device, target, readOnly);
+        Path source = readOnly ? ReadOnlyViews.create(device) : device;
+        try {
+            bind(source, target, readOnly);
+        } catch (RuntimeException e) {
+            if (readOnly) {
+                ReadOnlyViews.releaseIfView(source);
+            }
+            throw e;
+        }
+    }
+
+    private static void checkBlockPublished(MountEntry entry, MountEntry devices, Path device, Path target,
+            boolean readOnly) {
+        boolean bindsDevice = binds(entry, devices, device);
+        boolean bindsView = ReadOnlyViews.of(device).stream().anyMatch(view -> binds(entry, devices, view));
+        if (!bindsDevice && !bindsView) {
+            throw new StorageException.Conflict("target path " + target + " already has another device mounted ("
+                    + entry.source() + entry.root() + ")");
+        }
+        if (readOnly != bindsView) {
+            throw new StorageException.Conflict("target path " + target + " is already published "
+                    + (bindsView ? "read-only" : "read-write"));
+        }
+    }
+
+    private static boolean binds(MountEntry entry, MountEntry devices, Path device) {
+        return entry.major() == devices.major() && entry.minor() == devices.minor()
+                && entry.root().equals(joinRoot(devices, device));
     }
 
     /** Unmounts the target and removes the file or directory the publish made; idempotent. */
     public void unpublish(Path target) {
+        Optional<Path> boundDevice = mountAt(target).flatMap(Mounter::boundDevice);
         unmountAll(target);
+        boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
         try {
             Files.deleteIfExists(target);
         } catch (IOException e) {
             throw new StorageException.Failed("removing target path " + target + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The device node a block publish bound at this mount, if it is a bind of something under /dev. */
+    private static Optional<Path> boundDevice(MountEntry entry) {
+        MountEntry devices = containing(Path.of("/dev"));
+        if (entry.major() != devices.major() || entry.minor() != devices.minor() || !devices.root().equals("/")) {
+            return Optional.empty();
+        }
+        return Optional.of(devices.mountPoint().resolve(entry.root().substring(1)));
     }
 
     private boolean alreadyPublished(Path target, int major, int minor, String root, boolean readOnly) {

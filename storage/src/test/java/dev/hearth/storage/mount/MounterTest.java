@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
@@ -438,6 +439,38 @@ class MounterTest {
 
         assertThat(mountsAt(target)).hasSize(1);
         assertThat(MountInfo.at(target).orElseThrow().root()).isEqualTo("/" + first.getFileName());
+    }
+
+    @Test
+    void publishBlockReadOnlyRefusesWritesAndUnpublishReleasesTheView() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        Path device = attach(backing);
+        Path target = mountPoint("pods/uid/volumeDevices/ro");
+        cleanup.add(() -> {
+            for (LoopAttachment view : Loop.list()) {
+                if (view.backingFile().equals(device)) {
+                    Loop.detach(view.device());
+                }
+            }
+        });
+
+        mounter.publishBlock(device, target, true);
+        mounter.publishBlock(device, target, true);
+
+        assertThat(mountsAt(target)).hasSize(1);
+        assertThat(BlockDevices.size(target)).isEqualTo(64 * MIB);
+        byte[] block = new byte[4096];
+        new Random(11).nextBytes(block);
+        assertThatThrownBy(() -> writeAt(target, 3 * MIB, block)).isInstanceOf(IOException.class);
+        assertThat(readAt(backing, 3 * MIB, block.length)).isEqualTo(new byte[block.length]);
+        assertThatThrownBy(() -> mounter.publishBlock(device, target, false))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("read-only");
+
+        mounter.unpublish(target);
+
+        assertThat(Files.exists(target)).isFalse();
+        assertThat(Loop.list()).noneMatch(view -> view.backingFile().equals(device));
     }
 
     @Test
