@@ -65,13 +65,16 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         VolumeId id = existingVolume(request.getVolumeId());
         Pool pool = pools.of(id).orElseThrow();
         boolean wasAttached = pool.attachedDevice(id).isPresent();
+        boolean wasMounted = capability.hasMount() && mounter.isMounted(staging);
         Path device = pool.attach(id);
         if (capability.hasMount()) {
             try {
-                mounter.stageFilesystem(device, staging, filesystem(capability),
+                mounter.stageFilesystem(id, device, staging, filesystem(capability),
                         capability.getMount().getMountFlagsList());
             } catch (RuntimeException e) {
-                if (!wasAttached && !mounter.isMounted(staging)) {
+                // What this call attached goes again, unless it is now mounted; a mount that was
+                // there before (another volume's) is not a reason to keep it.
+                if (!wasAttached && (wasMounted || !mounter.isMounted(staging))) {
                     detachQuietly(pool, id);
                 }
                 throw e;

@@ -59,8 +59,8 @@ final class DemoCommand implements Callable<Integer> {
         long start = System.nanoTime();
         FilePoolConfig config = new FilePoolConfig("demo", pool, Quantity.parse(capacity), Provisioning.THICK, true,
                 FilePoolConfig.DEFAULT_VOLUME_BYTES);
-        Driver driver = Driver.start(new Driver.Settings(endpoint, "demo-node", "csi.hearth.dev", List.of(config),
-                null, 100));
+        Driver driver = Driver.start(new Driver.Settings(endpoint, "demo-node", "csi.hearth.dev",
+                work.resolve("state"), List.of(config), null, 100));
         out.printf(Locale.ROOT, "hearth %s serving %s (file pool in %s, %s); started in %.0f ms%n%n",
                 Driver.version(), endpoint, pool, Quantity.format(config.capacityBytes()),
                 (System.nanoTime() - start) / 1e6);

@@ -18,6 +18,7 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.file.FilePool;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.mount.FormatJournal;
 import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
@@ -37,8 +38,8 @@ import java.util.concurrent.Executors;
 public final class Driver implements AutoCloseable {
 
     /** Everything a running driver is made from. */
-    public record Settings(Endpoint endpoint, String nodeId, String driverName, List<FilePoolConfig> pools,
-            String defaultPool, long maxVolumes) {
+    public record Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir,
+            List<FilePoolConfig> pools, String defaultPool, long maxVolumes) {
 
         public Settings {
             pools = List.copyOf(pools);
@@ -59,7 +60,8 @@ public final class Driver implements AutoCloseable {
             opened.add(FilePool.open(config));
         }
         Pools pools = new Pools(opened, settings.defaultPool());
-        Mounter mounter = new Mounter(new Formatter(new ToolRunner()));
+        Mounter mounter = new Mounter(new Formatter(new ToolRunner()),
+                new FormatJournal(settings.stateDir().resolve("formatting")));
         var services = List.of(
                 new IdentityService(settings.driverName(), version(), () -> problem(pools)).bindService(),
                 new ControllerService(pools, settings.nodeId()).bindService(),
@@ -129,7 +131,4 @@ public final class Driver implements AutoCloseable {
         return Optional.of(VolumeId.parse(id).map(VolumeId::key).orElse(id));
     }
 
-    static Path defaultStateDir() {
-        return Path.of("/var/lib/hearth");
-    }
 }

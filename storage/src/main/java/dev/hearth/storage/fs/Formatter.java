@@ -12,6 +12,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -73,6 +74,23 @@ public final class Formatter {
         }
         refuseIfBlkidFindsAnything(target);
         runner.run(mkfsCommand(type, target), MKFS_TIMEOUT);
+        ProbeResult after = probe(SignatureProbe::probe, target, sizeBytes);
+        if (detect(after).orElse(null) != type) {
+            throw new IllegalStateException("mkfs." + type.kernelName() + " succeeded on " + target
+                    + " but the device now " + after.describe());
+        }
+    }
+
+    /**
+     * Formats over the remains of this driver's own mkfs that was interrupted by a crash, which the
+     * caller's format journal proves: the device held nothing before that mkfs started, so the
+     * half-written filesystem is all there is. No probe, and mkfs's force flag.
+     */
+    public void reformatInterrupted(Path device, FilesystemType type, long sizeBytes) {
+        Path target = device.toAbsolutePath();
+        List<String> command = new ArrayList<>(mkfsCommand(type, target));
+        command.add(1, type == FilesystemType.EXT4 ? "-F" : "-f");
+        runner.run(command, MKFS_TIMEOUT);
         ProbeResult after = probe(SignatureProbe::probe, target, sizeBytes);
         if (detect(after).orElse(null) != type) {
             throw new IllegalStateException("mkfs." + type.kernelName() + " succeeded on " + target

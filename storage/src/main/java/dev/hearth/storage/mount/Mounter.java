@@ -8,6 +8,7 @@ import dev.hearth.linux.MountFlags;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.fs.NotBlankException;
@@ -30,16 +31,19 @@ import java.util.Optional;
 public final class Mounter {
 
     private final Formatter formatter;
+    private final FormatJournal journal;
 
-    public Mounter(Formatter formatter) {
+    public Mounter(Formatter formatter, FormatJournal journal) {
         this.formatter = formatter;
+        this.journal = journal;
     }
 
     /**
      * Mounts the device's filesystem at the staging path, first making one if (and only if) the
      * device is provably empty. {@code requested} empty means "whatever is there, else ext4".
      */
-    public void stageFilesystem(Path device, Path staging, Optional<FilesystemType> requested, List<String> options) {
+    public void stageFilesystem(VolumeId volume, Path device, Path staging, Optional<FilesystemType> requested,
+            List<String> options) {
         MountFlags.Parsed flags = parseOptions(options);
         Optional<MountEntry> mounted = mountAt(staging);
         if (mounted.isPresent()) {
@@ -49,7 +53,7 @@ public final class Mounter {
             }
             return;
         }
-        FilesystemType type = prepareFilesystem(device, requested);
+        FilesystemType type = prepareFilesystem(volume, device, requested);
         try {
             Files.createDirectories(staging);
             Mounts.mount(device.toString(), staging, type.kernelName(), flags.flags(), flags.data());
@@ -64,17 +68,32 @@ public final class Mounter {
         }
     }
 
-    private FilesystemType prepareFilesystem(Path device, Optional<FilesystemType> requested) {
+    private FilesystemType prepareFilesystem(VolumeId volume, Path device, Optional<FilesystemType> requested) {
         ProbeResult probe;
+        long size;
         try {
-            probe = SignatureProbe.probe(device, BlockDevices.size(device));
+            size = BlockDevices.size(device);
+            probe = SignatureProbe.probe(device, size);
         } catch (IOException e) {
             throw new StorageException.Failed("reading " + device + ": " + e.getMessage(), e);
         }
         FilesystemType wanted = requested.orElse(FilesystemType.EXT4);
+        if (journal.isOpen(volume)) {
+            // Our own mkfs on this empty volume was cut short; what it left is ours to replace.
+            format(device, wanted, () -> formatter.reformatInterrupted(device, wanted, size));
+            journal.end(volume);
+            return wanted;
+        }
         switch (probe) {
             case ProbeResult.Empty empty -> {
-                format(device, wanted);
+                journal.begin(volume, device);
+                try {
+                    format(device, wanted, () -> formatter.format(device, wanted, size));
+                } catch (StorageException.Precondition refused) {
+                    journal.end(volume); // refused before writing anything: nothing of ours is there
+                    throw refused;
+                }
+                journal.end(volume);
                 return wanted;
             }
             case ProbeResult.Signed signed -> {
@@ -99,9 +118,9 @@ public final class Mounter {
      * signature only blkid knows is refused as foreign data and a failing mkfs is a failure, not
      * an unclassified error.
      */
-    private void format(Path device, FilesystemType type) {
+    private static void format(Path device, FilesystemType type, Runnable mkfs) {
         try {
-            formatter.format(device, type);
+            mkfs.run();
         } catch (NotBlankException e) {
             throw new StorageException.Precondition(e.getMessage());
         } catch (ToolException | UncheckedIOException | IllegalStateException e) {

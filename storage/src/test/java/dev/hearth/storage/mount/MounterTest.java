@@ -14,6 +14,7 @@ import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.probe.ProbeResult;
@@ -33,6 +34,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,8 +51,17 @@ class MounterTest {
 
     private final Cleanup cleanup = new Cleanup();
     private final ToolRunner tools = new ToolRunner();
-    private final Mounter mounter = new Mounter(new Formatter(tools));
+    private static final VolumeId VOLUME = VolumeId.mint("test", "mounter-test-volume");
+
+    private Mounter mounter;
+    private FormatJournal journal;
     private final Map<Path, Path> backingFiles = new HashMap<>();
+
+    @BeforeEach
+    void newMounter() throws IOException {
+        journal = new FormatJournal(dir.resolve("state/formatting"));
+        mounter = new Mounter(new Formatter(tools), journal);
+    }
 
     @AfterEach
     void cleanUp() throws IOException {
@@ -64,7 +75,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
 
         MountEntry mounted = MountInfo.at(staging).orElseThrow();
         assertThat(mounted.fsType()).isEqualTo("ext4");
@@ -79,10 +90,10 @@ class MounterTest {
     void stageAgainIsANoOp() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of());
         Files.writeString(staging.resolve("data"), "written after the first stage");
 
-        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of());
 
         assertThat(mountsAt(staging)).hasSize(1);
         assertThat(Files.readString(staging.resolve("data"))).isEqualTo("written after the first stage");
@@ -94,7 +105,7 @@ class MounterTest {
         Path device = blankDevice(320 * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.XFS), List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.XFS), List.of());
 
         assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("xfs"));
         Files.writeString(staging.resolve("f"), "on xfs");
@@ -107,7 +118,7 @@ class MounterTest {
         Path device = blankDevice(128 * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.BTRFS), List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.BTRFS), List.of());
 
         assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("btrfs"));
         Files.writeString(staging.resolve("f"), "on btrfs");
@@ -123,7 +134,7 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining(device.toString());
 
@@ -139,7 +150,7 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class);
 
         assertThat(mountsAt(staging)).isEmpty();
@@ -157,13 +168,57 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining("VMFS");
 
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(readAt(backing, 0, (int) MIB)).containsOnly(0);
         assertThat(readAt(backing, 2 * MIB, vmfs.length)).isEqualTo(vmfs);
+        assertThat(journal.isOpen(VOLUME)).as("a refused format leaves no licence to force one later").isFalse();
+    }
+
+    @Test
+    void stageFormatsAgainOverItsOwnInterruptedMkfs() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+        halfFormat(backing);
+        journal.begin(VOLUME, device); // what a stage that crashed inside mkfs leaves behind
+
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+
+        assertThat(MountInfo.at(staging).orElseThrow().fsType()).isEqualTo("ext4");
+        assertThat(journal.isOpen(VOLUME)).isFalse();
+    }
+
+    @Test
+    void stageRefusesHalfWrittenFilesystemRemainsWithoutAJournalEntry() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+        halfFormat(backing);
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class);
+
+        assertThat(mountsAt(staging)).isEmpty();
+    }
+
+    @Test
+    void aCompletedFormatClosesItsJournalEntry() throws IOException {
+        Path device = blankDevice(64 * MIB);
+
+        mounter.stageFilesystem(VOLUME, device, mountPoint("staging"), ANY, List.of());
+
+        assertThat(journal.isOpen(VOLUME)).isFalse();
+    }
+
+    /** An ext4 whose first 4 KiB (primary superblock) never got written: a crash inside mkfs. */
+    private void halfFormat(Path backing) throws IOException {
+        tools.run(List.of("mkfs.ext4", "-q", "-F", backing.toString()), Duration.ofMinutes(2));
+        writeAt(backing, 0, new byte[4096]);
+        assertThat(SignatureProbe.probe(backing)).isNotInstanceOf(ProbeResult.Empty.class);
     }
 
     @Test
@@ -173,7 +228,7 @@ class MounterTest {
         tools.run(List.of("mkfs.xfs", "-q", "-K", device.toString()), Duration.ofMinutes(2));
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining("xfs");
 
@@ -188,7 +243,7 @@ class MounterTest {
         tools.run(List.of("mkfs.xfs", "-q", "-K", device.toString()), Duration.ofMinutes(2));
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
 
         assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("xfs"));
     }
@@ -203,7 +258,7 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of());
 
         assertThat(Files.readString(staging.resolve("precious.txt"))).isEqualTo("made before the volume was staged");
     }
@@ -213,7 +268,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(device, staging, ANY, List.of("noatime", "nodev", "errors=remount-ro"));
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of("noatime", "nodev", "errors=remount-ro"));
 
         MountEntry mounted = MountInfo.at(staging).orElseThrow();
         assertThat(mounted.hasMountOption("noatime")).isTrue();
@@ -226,7 +281,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of("noatime", "bind")))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of("noatime", "bind")))
                 .isInstanceOf(StorageException.InvalidArgument.class)
                 .hasMessageContaining("bind");
 
@@ -239,7 +294,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, ANY, List.of("no_such_option=1")))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of("no_such_option=1")))
                 .isInstanceOf(StorageException.InvalidArgument.class)
                 .hasMessageContaining("no_such_option=1");
 
@@ -251,9 +306,9 @@ class MounterTest {
         Path first = blankDevice(64 * MIB);
         Path second = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(first, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, first, staging, ANY, List.of());
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(second, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, second, staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining(first.toString());
 
@@ -268,7 +323,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB); // xfs wants at least 300 MB
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(device, staging, Optional.of(FilesystemType.XFS), List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.XFS), List.of()))
                 .isInstanceOf(StorageException.Failed.class)
                 .hasMessageContaining("mkfs.xfs");
 
@@ -279,7 +334,7 @@ class MounterTest {
     void unstageUnmountsKeepsTheDataAndIsIdempotent() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
         Files.writeString(staging.resolve("data"), "survives unstage");
 
         mounter.unstage(staging);
@@ -288,7 +343,7 @@ class MounterTest {
 
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(staging.resolve("data")).doesNotExist();
-        mounter.stageFilesystem(device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
         assertThat(Files.readString(staging.resolve("data"))).isEqualTo("survives unstage");
     }
 
@@ -503,7 +558,7 @@ class MounterTest {
     private Path stagedExt4() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
         return staging;
     }
 
