@@ -31,6 +31,7 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -103,12 +104,13 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         if (request.getVolumeCapabilitiesCount() == 0) {
             throw invalid("volume_capabilities are required");
         }
-        findVolume(request.getVolumeId());
+        Volume volume = findVolume(request.getVolumeId());
         ValidateVolumeCapabilitiesResponse.Builder result = ValidateVolumeCapabilitiesResponse.newBuilder();
         Optional<String> problem = request.getVolumeCapabilitiesList().stream()
                 .map(c -> VolumeCapabilities.unsupported(c).or(() -> unknownFilesystem(c)))
                 .flatMap(Optional::stream)
-                .findFirst();
+                .findFirst()
+                .or(() -> parametersProblem(request.getParametersMap(), volume));
         if (problem.isPresent()) {
             result.setMessage(problem.get());
         } else {
@@ -174,6 +176,28 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     private Volume findVolume(String id) {
         return VolumeId.parse(id).flatMap(pools::find)
                 .orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+    }
+
+    /**
+     * CSI confirms parameters only if the volume satisfies them: they must be valid, and a create
+     * with them would have made this volume (same pool, same pool settings).
+     */
+    private Optional<String> parametersProblem(Map<String, String> parameters, Volume volume) {
+        if (parameters.isEmpty()) {
+            return Optional.empty();
+        }
+        StorageClassParameters wanted;
+        try {
+            wanted = StorageClassParameters.of(parameters, pools);
+        } catch (StorageException.InvalidArgument e) {
+            return Optional.of(e.getMessage());
+        }
+        if (!wanted.pool().name().equals(volume.id().pool()) || !wanted.poolParameters().equals(volume.parameters())) {
+            return Optional.of("volume " + volume.id() + " was made in pool '" + volume.id().pool() + "' with "
+                    + volume.parameters() + ", not in pool '" + wanted.pool().name() + "' with "
+                    + wanted.poolParameters());
+        }
+        return Optional.empty();
     }
 
     private dev.hearth.csi.v1.Volume toCsi(Volume volume) {

@@ -72,16 +72,27 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        LogFormat.install(level(logLevel));
+        Level level = parse(() -> level(logLevel));
         if (nodeId == null || nodeId.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--node-id (or NODE_ID) is required");
         }
+        if (maxVolumes < 0) {
+            throw new ParameterException(spec.commandLine(), "--max-volumes must not be negative, got " + maxVolumes);
+        }
+        LogFormat.install(level);
         List<FilePoolConfig> configs = new ArrayList<>();
         for (String pool : pools.isEmpty() ? List.of("name=default") : pools) {
             configs.add(parse(() -> PoolSpec.parse(pool, stateDir)));
         }
         Endpoint where = parse(() -> Endpoint.parse(endpoint));
-        Driver driver = Driver.start(new Driver.Settings(where, nodeId, driverName, configs, defaultPool, maxVolumes));
+        Driver driver;
+        try {
+            driver = Driver.start(new Driver.Settings(where, nodeId, driverName, stateDir, configs, defaultPool,
+                    maxVolumes));
+        } catch (IllegalArgumentException e) {
+            // The set of pools is wrong (a name given twice, an unknown --default-pool): the flags' fault.
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
         LOG.info(() -> "hearth " + Driver.version() + " serving " + driver.endpoint() + " for node " + nodeId
                 + " with pools " + configs.stream().map(c -> c.name() + "=" + c.directory()).toList());
         try (ShutdownSignal signal = ShutdownSignal.install(() -> {

@@ -1,0 +1,97 @@
+package dev.hearth.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.csi.v1.GetPluginCapabilitiesRequest;
+import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.GetPluginInfoResponse;
+import dev.hearth.csi.v1.PluginCapability;
+import dev.hearth.csi.v1.PluginCapability.Service.Type;
+import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.csi.v1.ProbeResponse;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.RequiresRoot;
+import java.io.IOException;
+import java.nio.file.Files;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Identity service of a running driver, through its unix socket. */
+class IdentityServiceTest {
+
+    @TempDir
+    java.nio.file.Path dir;
+
+    private TestDriver driver;
+
+    @BeforeEach
+    void startDriver() throws IOException {
+        driver = TestDriver.start(dir);
+    }
+
+    @AfterEach
+    void stopDriver() throws IOException {
+        driver.close();
+    }
+
+    @Test
+    void pluginInfoNamesTheDriverAndTheBuildVersion() {
+        GetPluginInfoResponse info = driver.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+
+        assertThat(info.getName()).isEqualTo("csi.hearth.dev");
+        assertThat(info.getVendorVersion()).isNotBlank().isEqualTo(Driver.version())
+                .doesNotContain("${"); // Maven filtered the version resource
+    }
+
+    @Test
+    void capabilitiesAreTheControllerServiceAndTopology() {
+        var capabilities = driver.identity()
+                .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+
+        assertThat(capabilities).extracting(PluginCapability::getService)
+                .extracting(PluginCapability.Service::getType)
+                .containsExactlyInAnyOrder(Type.CONTROLLER_SERVICE, Type.VOLUME_ACCESSIBILITY_CONSTRAINTS);
+    }
+
+    @Test
+    void probeIsReadyWhileThePoolDirectoryIsUsable() {
+        ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
+
+        assertThat(probe.hasReady()).isTrue();
+        assertThat(probe.getReady().getValue()).isTrue();
+    }
+
+    @Test
+    void probeIsNotReadyOnceThePoolDirectoryIsGone() throws IOException {
+        Files.delete(driver.poolDir());
+
+        ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
+
+        assertThat(probe.hasReady()).isTrue();
+        assertThat(probe.getReady().getValue()).isFalse();
+    }
+
+    @Test
+    void probeIsReadyAgainWhenThePoolDirectoryComesBack() throws IOException {
+        Files.delete(driver.poolDir());
+        assertThat(driver.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()).isFalse();
+
+        Files.createDirectory(driver.poolDir());
+
+        assertThat(driver.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()).isTrue();
+    }
+
+    /** Root may write anywhere a mode forbids; a read-only mount (say, after disk errors) stops even root. */
+    @Test
+    @RequiresRoot
+    void probeIsNotReadyWhileThePoolDirectoryIsReadOnly() throws IOException {
+        Mounts.bind(driver.poolDir(), driver.poolDir(), true);
+        driver.cleanup().add(() -> Mounts.unmount(driver.poolDir()));
+
+        ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
+
+        assertThat(probe.getReady().getValue()).isFalse();
+    }
+}

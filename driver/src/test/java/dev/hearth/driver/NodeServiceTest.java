@@ -1,0 +1,691 @@
+package dev.hearth.driver;
+
+import static dev.hearth.driver.CsiAssertions.assertFails;
+import static dev.hearth.driver.TestDriver.MAX_VOLUMES;
+import static dev.hearth.driver.TestDriver.MIB;
+import static dev.hearth.driver.TestDriver.NODE;
+import static dev.hearth.driver.TestDriver.block;
+import static dev.hearth.driver.TestDriver.mount;
+import static dev.hearth.driver.TestDriver.withMode;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.NodeGetCapabilitiesRequest;
+import dev.hearth.csi.v1.NodeGetInfoRequest;
+import dev.hearth.csi.v1.NodeGetInfoResponse;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodeServiceCapability;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
+import dev.hearth.csi.v1.Topology;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.csi.v1.VolumeCapability.AccessMode.Mode;
+import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.VolumeId;
+import io.grpc.Status.Code;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The Node service of a running driver, through its unix socket: real loop devices, mkfs and
+ * mounts under a temporary directory, as the kubelet would drive them.
+ */
+class NodeServiceTest {
+
+    @TempDir
+    Path dir;
+
+    private TestDriver driver;
+
+    @BeforeEach
+    void startDriver() throws IOException {
+        driver = TestDriver.start(dir);
+    }
+
+    @AfterEach
+    void stopDriver() throws IOException {
+        driver.close();
+    }
+
+    // Paths as the kubelet lays them out: it makes the staging directory and the target's parent.
+
+    private Path stagingFor(String name) throws IOException {
+        return Files.createDirectories(dir.resolve("plugins/staging").resolve(name));
+    }
+
+    private Path targetFor(String pod) throws IOException {
+        return Files.createDirectories(dir.resolve("pods").resolve(pod).resolve("volumes")).resolve("vol");
+    }
+
+    private void stage(String id, Path staging, VolumeCapability capability) {
+        driver.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+    }
+
+    private void publish(String id, Path staging, Path target, VolumeCapability capability, boolean readOnly) {
+        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
+                .setVolumeCapability(capability).setReadonly(readOnly).build());
+    }
+
+    private void unpublish(String id, Path target) {
+        driver.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(target.toString()).build());
+    }
+
+    private void unstage(String id, Path staging) {
+        driver.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).build());
+    }
+
+    private void delete(String id) {
+        driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    }
+
+    private static Optional<MountEntry> mountAt(Path path) throws IOException {
+        return MountInfo.read().stream().filter(m -> m.mountPoint().equals(path)).reduce((a, b) -> b);
+    }
+
+    private static long mountCount(Path path) throws IOException {
+        return MountInfo.read().stream().filter(m -> m.mountPoint().equals(path)).count();
+    }
+
+    private static void writeSynced(Path file, String text) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+            channel.force(true);
+        }
+    }
+
+    private static byte[] pattern(int length, long seed) {
+        byte[] bytes = new byte[length];
+        new Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static byte[] read(Path file, long offset, int length) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(length);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (buffer.hasRemaining() && channel.read(buffer, offset + buffer.position()) > 0) {
+                // until full or end of file
+            }
+        }
+        return buffer.array();
+    }
+
+    // Filesystem volumes
+
+    /** The whole life of a filesystem volume; returns nothing, asserts every step a user would see. */
+    private void filesystemLifecycle(String requestedFs, String expectedFs, long size) throws IOException {
+        String id = driver.create("pvc-" + expectedFs, size, mount(requestedFs)).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+
+        stage(id, staging, mount(requestedFs));
+        MountEntry staged = mountAt(staging).orElseThrow(() -> new AssertionError("nothing mounted at " + staging));
+        assertThat(staged.fsType()).isEqualTo(expectedFs);
+        assertThat(driver.poolLoopDevices()).singleElement().satisfies(loop -> {
+            assertThat(loop.backingFile()).isEqualTo(driver.image(id).toRealPath());
+            assertThat(staged.source()).isEqualTo(loop.device().path().toString());
+        });
+
+        publish(id, staging, target, mount(requestedFs), false);
+        MountEntry published = mountAt(target).orElseThrow(() -> new AssertionError("nothing mounted at " + target));
+        assertThat(published.readOnly()).isFalse();
+        assertThat(published.fsType()).isEqualTo(expectedFs);
+
+        writeSynced(target.resolve("hello.txt"), "hello from " + expectedFs);
+        assertThat(Files.readString(target.resolve("hello.txt"))).isEqualTo("hello from " + expectedFs);
+        assertThat(Files.readString(staging.resolve("hello.txt"))).isEqualTo("hello from " + expectedFs);
+
+        unpublish(id, target);
+        assertThat(target).doesNotExist();
+        assertThat(mountAt(staging)).isPresent();
+
+        unstage(id, staging);
+        assertThat(mountAt(staging)).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+
+        delete(id);
+        assertThat(driver.poolFiles()).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void filesystemVolumeLivesAndDiesAsExt4WhenNoFsTypeIsGiven() throws IOException {
+        filesystemLifecycle("", "ext4", 64 * MIB);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.xfs")
+    void filesystemVolumeLivesAndDiesAsXfs() throws IOException {
+        filesystemLifecycle("xfs", "xfs", 512 * MIB);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.btrfs")
+    void filesystemVolumeLivesAndDiesAsBtrfs() throws IOException {
+        filesystemLifecycle("btrfs", "btrfs", 256 * MIB);
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void readOnlyPublishRefusesWrites(boolean byReadonlyFlag) throws IOException {
+        VolumeCapability capability = byReadonlyFlag ? mount("ext4") : withMode(mount("ext4"), Mode.SINGLE_NODE_READER_ONLY);
+        String id = driver.create("pvc-ro", 64 * MIB, capability).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-ro");
+        stage(id, staging, capability);
+        writeSynced(staging.resolve("seed.txt"), "written before publish");
+
+        publish(id, staging, target, capability, byReadonlyFlag);
+
+        assertThat(mountAt(target)).get().extracting(MountEntry::readOnly).isEqualTo(true);
+        assertThat(Files.readString(target.resolve("seed.txt"))).isEqualTo("written before publish");
+        assertThatThrownBy(() -> writeSynced(target.resolve("new.txt"), "must not land"))
+                .isInstanceOf(FileSystemException.class)
+                .hasMessageContaining("Read-only file system");
+        assertThat(staging.resolve("new.txt")).doesNotExist();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void oneVolumeCanBePublishedToTwoPodsOfThisNode() throws IOException {
+        String id = driver.create("pvc-shared", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        Path first = targetFor("pod-1");
+        Path second = targetFor("pod-2");
+        stage(id, staging, mount("ext4"));
+
+        publish(id, staging, first, mount("ext4"), false);
+        publish(id, staging, second, mount("ext4"), false);
+        writeSynced(first.resolve("from-pod-1"), "one");
+
+        assertThat(Files.readString(second.resolve("from-pod-1"))).isEqualTo("one");
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stageAndPublishAreIdempotent() throws IOException {
+        String id = driver.create("pvc-again", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+
+        stage(id, staging, mount("ext4"));
+        stage(id, staging, mount("ext4"));
+        publish(id, staging, target, mount("ext4"), false);
+        publish(id, staging, target, mount("ext4"), false);
+
+        assertThat(mountCount(staging)).isEqualTo(1);
+        assertThat(mountCount(target)).isEqualTo(1);
+        assertThat(driver.poolLoopDevices()).hasSize(1);
+
+        unpublish(id, target);
+        unpublish(id, target);
+        unstage(id, staging);
+        unstage(id, staging);
+        assertThat(mountCount(target)).isZero();
+        assertThat(mountCount(staging)).isZero();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void restagingAfterUnstageKeepsTheData() throws IOException {
+        String id = driver.create("pvc-keep", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+        stage(id, staging, mount("ext4"));
+        publish(id, staging, target, mount("ext4"), false);
+        writeSynced(target.resolve("precious.txt"), "do not reformat me");
+        unpublish(id, target);
+        unstage(id, staging);
+
+        Path newTarget = targetFor("pod-2");
+        stage(id, staging, mount("ext4"));
+        publish(id, staging, newTarget, mount("ext4"), false);
+
+        assertThat(Files.readString(newTarget.resolve("precious.txt"))).isEqualTo("do not reformat me");
+    }
+
+    /** The node keeps no state in memory: a restarted driver reads what is staged and published from the host. */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void aRestartedDriverCarriesOnWithWhatIsStagedAndPublished() throws IOException {
+        String id = driver.create("pvc-restart", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+        stage(id, staging, mount("ext4"));
+        publish(id, staging, target, mount("ext4"), false);
+        writeSynced(target.resolve("before-restart.txt"), "still here");
+
+        driver.restart();
+
+        assertThat(driver.create("pvc-restart", 64 * MIB, mount("ext4")).getVolumeId()).isEqualTo(id);
+        stage(id, staging, mount("ext4"));
+        publish(id, staging, target, mount("ext4"), false);
+        assertThat(driver.poolLoopDevices()).hasSize(1);
+        assertThat(mountCount(staging)).isEqualTo(1);
+        assertThat(mountCount(target)).isEqualTo(1);
+        assertThat(Files.readString(target.resolve("before-restart.txt"))).isEqualTo("still here");
+
+        unpublish(id, target);
+        unstage(id, staging);
+        delete(id);
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(driver.poolFiles()).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stagingAsAnotherFilesystemThanTheVolumeHoldsIsRefusedAndKeepsTheData() throws IOException {
+        String id = driver.create("pvc-fs", 512 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        stage(id, staging, mount("ext4"));
+        writeSynced(staging.resolve("precious.txt"), "ext4 data");
+        unstage(id, staging);
+
+        assertFails(() -> stage(id, staging, mount("xfs")), Code.FAILED_PRECONDITION, "ext4", "xfs");
+        assertThat(mountAt(staging)).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+
+        stage(id, staging, mount("ext4"));
+        assertThat(Files.readString(staging.resolve("precious.txt"))).isEqualTo("ext4 data");
+    }
+
+    @Test
+    @RequiresRoot
+    void stagingWithAFilesystemHearthDoesNotMakeIsInvalidAndLeavesNoLoopDevice() throws IOException {
+        String id = driver.create("pvc-ntfs", 64 * MIB, mount("ext4")).getVolumeId();
+
+        assertFails(() -> stage(id, stagingFor(id), mount("ntfs")), Code.INVALID_ARGUMENT, "ntfs");
+
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stagingWithAMountOptionTheFilesystemRejectsIsInvalidAndLeavesNothingMounted() throws IOException {
+        String id = driver.create("pvc-opts", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        VolumeCapability capability = mount("ext4").toBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4").addMountFlags("no_such_option"))
+                .build();
+
+        assertFails(() -> stage(id, staging, capability), Code.INVALID_ARGUMENT, "no_such_option");
+
+        assertThat(mountAt(staging)).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stagingHonoursMountFlags() throws IOException {
+        String id = driver.create("pvc-flags", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        VolumeCapability capability = mount("ext4").toBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4")
+                        .addMountFlags("noatime").addMountFlags("nodev"))
+                .build();
+
+        stage(id, staging, capability);
+
+        assertThat(mountAt(staging)).get().satisfies(m -> {
+            assertThat(m.hasMountOption("noatime")).isTrue();
+            assertThat(m.hasMountOption("nodev")).isTrue();
+        });
+    }
+
+    // Block volumes
+
+    @Test
+    @RequiresRoot
+    void blockVolumeIsTheLoopDeviceAtTheTargetAndItsBytesLandInTheImage() throws IOException {
+        String id = driver.create("pvc-block", 64 * MIB, block()).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+
+        stage(id, staging, block());
+        LoopAttachment loop = driver.poolLoopDevices().getFirst();
+        assertThat(driver.poolLoopDevices()).hasSize(1);
+        assertThat(mountAt(staging)).as("a block volume mounts nothing at staging").isEmpty();
+
+        publish(id, staging, target, block(), false);
+        assertThat(BlockDevices.isBlockDevice(target)).as("%s is a block device", target).isTrue();
+        assertThat(Files.getAttribute(target, "unix:rdev"))
+                .isEqualTo(Files.getAttribute(loop.device().path(), "unix:rdev"));
+        assertThat(mountAt(target)).isPresent();
+
+        byte[] bytes = pattern((int) MIB, 42);
+        long offset = 8 * MIB;
+        try (FileChannel device = FileChannel.open(target, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            assertThat(device.size()).isEqualTo(64 * MIB);
+            device.write(ByteBuffer.wrap(bytes), offset);
+            device.force(true);
+        }
+        assertThat(read(target, offset, bytes.length)).isEqualTo(bytes);
+        assertThat(read(driver.image(id), offset, bytes.length)).isEqualTo(bytes);
+
+        unpublish(id, target);
+        assertThat(target).doesNotExist();
+        unstage(id, staging);
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        delete(id);
+        assertThat(driver.poolFiles()).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    void blockStageAndPublishAreIdempotent() throws IOException {
+        String id = driver.create("pvc-block", 16 * MIB, block()).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+
+        stage(id, staging, block());
+        stage(id, staging, block());
+        publish(id, staging, target, block(), false);
+        publish(id, staging, target, block(), false);
+
+        assertThat(driver.poolLoopDevices()).hasSize(1);
+        assertThat(mountCount(target)).isEqualTo(1);
+
+        unpublish(id, target);
+        unpublish(id, target);
+        unstage(id, staging);
+        unstage(id, staging);
+        assertThat(target).doesNotExist();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    /**
+     * A read-only bind mount does not make a device node read-only: the kernel checks the mount's
+     * read-only flag only for regular files, directories and links. What a pod gets must refuse
+     * writes by itself.
+     */
+    @Test
+    @RequiresRoot
+    void readOnlyBlockPublishRefusesWrites() throws IOException {
+        String id = driver.create("pvc-block-ro", 16 * MIB, block()).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+        stage(id, staging, block());
+
+        publish(id, staging, target, block(), true);
+        publish(id, staging, target, block(), true);
+
+        assertThat(mountCount(target)).isEqualTo(1);
+        assertThat(mountAt(target)).get().extracting(MountEntry::readOnly).isEqualTo(true);
+        assertThat(driver.poolLoopDevices()).as("the volume's device and one read-only view").hasSize(2);
+        assertThatThrownBy(() -> {
+            try (FileChannel device = FileChannel.open(target, StandardOpenOption.WRITE)) {
+                device.write(ByteBuffer.wrap(pattern(4096, 7)), 0);
+                device.force(true);
+            }
+        }).isInstanceOf(IOException.class);
+        assertThat(read(driver.image(id), 0, 4096)).isEqualTo(new byte[4096]);
+
+        unpublish(id, target);
+        assertThat(target).doesNotExist();
+        assertThat(driver.poolLoopDevices()).hasSize(1);
+        unstage(id, staging);
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    // Conflicts and preconditions
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void publishingAnotherVolumeAtAnOccupiedTargetIsAlreadyExists() throws IOException {
+        String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
+        String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();
+        Path target = targetFor("pod-1");
+        stage(first, stagingFor(first), mount("ext4"));
+        stage(second, stagingFor(second), mount("ext4"));
+        publish(first, stagingFor(first), target, mount("ext4"), false);
+
+        assertFails(() -> publish(second, stagingFor(second), target, mount("ext4"), false),
+                Code.ALREADY_EXISTS, target.toString());
+        assertFails(() -> publish(first, stagingFor(first), target, mount("ext4"), true),
+                Code.ALREADY_EXISTS, target.toString());
+        assertThat(mountCount(target)).isEqualTo(1);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stagingAtAPathAnotherVolumeOccupiesIsAlreadyExistsAndLeavesNoLoopDevice() throws IOException {
+        String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
+        String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(first);
+        stage(first, staging, mount("ext4"));
+
+        assertFails(() -> stage(second, staging, mount("ext4")), Code.ALREADY_EXISTS, staging.toString());
+
+        assertThat(driver.poolLoopDevices()).extracting(LoopAttachment::backingFile)
+                .containsExactly(driver.image(first).toRealPath());
+        assertThat(mountCount(staging)).isEqualTo(1);
+    }
+
+    /**
+     * The staging path of a publish must hold the volume published: otherwise one volume's data
+     * lands in the pods of another. Mounter.publishFilesystem binds whatever is mounted at the
+     * staging path and has no way to be told which device belongs there.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    @Disabled("bug in storage/mount/Mounter.publishFilesystem: it never checks the staging path holds this volume")
+    void publishingAVolumeFromAnotherVolumesStagingPathIsRefused() throws IOException {
+        String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
+        String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();
+        Path firstStaging = stagingFor(first);
+        stage(first, firstStaging, mount("ext4"));
+        stage(second, stagingFor(second), mount("ext4"));
+        writeSynced(firstStaging.resolve("secret-of-pvc-1"), "not for pvc-2's pods");
+        Path target = targetFor("pod-of-pvc-2");
+
+        assertFails(() -> publish(second, firstStaging, target, mount("ext4"), false), Code.FAILED_PRECONDITION,
+                second);
+
+        assertThat(mountAt(target)).isEmpty();
+        assertThat(target.resolve("secret-of-pvc-1")).doesNotExist();
+    }
+
+    @Test
+    void publishingAFilesystemVolumeThatIsNotStagedIsFailedPrecondition() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path target = targetFor("pod-1");
+
+        assertFails(() -> publish(id, stagingFor(id), target, mount("ext4"), false), Code.FAILED_PRECONDITION,
+                stagingFor(id).toString());
+        assertThat(mountAt(target)).isEmpty();
+    }
+
+    @Test
+    void publishingABlockVolumeThatIsNotStagedIsFailedPrecondition() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
+        Path target = targetFor("pod-1");
+
+        assertFails(() -> publish(id, stagingFor(id), target, block(), false), Code.FAILED_PRECONDITION, id);
+        assertThat(target).doesNotExist();
+    }
+
+    @Test
+    @RequiresRoot
+    void deletingAStagedVolumeIsFailedPreconditionUntilItIsUnstaged() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
+        Path staging = stagingFor(id);
+        stage(id, staging, block());
+
+        assertFails(() -> delete(id), Code.FAILED_PRECONDITION, id);
+        assertThat(driver.image(id)).exists();
+
+        unstage(id, staging);
+        delete(id);
+        assertThat(driver.poolFiles()).isEmpty();
+    }
+
+    @Test
+    void unstageAndUnpublishOfWhatWasNeverThereSucceed() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+
+        unpublish(id, targetFor("pod-1"));
+        unstage(id, stagingFor(id));
+        unstage(VolumeId.mint("default", "never-made").toString(), stagingFor("never"));
+
+        assertThat(driver.image(id)).exists();
+    }
+
+    // Bad requests
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default-aaaaaaaaaaaaaaaaaaaaaaaaaa", "no-such-volume", "../../etc/passwd"})
+    void stagingOrPublishingAVolumeThatDoesNotExistIsNotFound(String id) throws IOException {
+        assertFails(() -> stage(id, stagingFor("x"), mount("ext4")), Code.NOT_FOUND, id);
+        assertFails(() -> publish(id, stagingFor("x"), targetFor("pod-1"), mount("ext4"), false),
+                Code.NOT_FOUND, id);
+    }
+
+    @Test
+    void requestsWithoutVolumeIdAreInvalid() throws IOException {
+        Path staging = stagingFor("x");
+        Path target = targetFor("pod-1");
+
+        assertFails(() -> stage("", staging, mount("ext4")), Code.INVALID_ARGUMENT, "volume_id");
+        assertFails(() -> publish("", staging, target, mount("ext4"), false), Code.INVALID_ARGUMENT, "volume_id");
+        assertFails(() -> unpublish("", target), Code.INVALID_ARGUMENT, "volume_id");
+        assertFails(() -> unstage("", staging), Code.INVALID_ARGUMENT, "volume_id");
+    }
+
+    @Test
+    void requestsWithoutPathsOrCapabilityAreInvalid() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path staging = stagingFor(id);
+        Path target = targetFor("pod-1");
+        var node = driver.node();
+
+        assertFails(() -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).build()), Code.INVALID_ARGUMENT, "volume_capability");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(mount("ext4")).build()),
+                Code.INVALID_ARGUMENT, "target_path");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(target.toString()).setVolumeCapability(mount("ext4")).build()),
+                Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setTargetPath(target.toString()).build()),
+                Code.INVALID_ARGUMENT, "volume_capability");
+        assertFails(() -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).build()),
+                Code.INVALID_ARGUMENT, "target_path");
+        assertFails(() -> node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).build()),
+                Code.INVALID_ARGUMENT, "staging_target_path");
+    }
+
+    @Test
+    void stagingWithAMultiNodeAccessModeIsInvalid() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+
+        assertFails(() -> stage(id, stagingFor(id), withMode(mount("ext4"), Mode.MULTI_NODE_MULTI_WRITER)),
+                Code.INVALID_ARGUMENT, "MULTI_NODE_MULTI_WRITER");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"relative/staging", "{dir}/a/../staging", "{dir}/./staging", "{dir}//staging",
+            "{dir}/staging/"})
+    void pathsThatAreRelativeOrNotNormalizedAreInvalid(String template) throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        String path = template.replace("{dir}", dir.toString());
+        Path target = targetFor("pod-1");
+
+        assertFails(() -> driver.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).setVolumeCapability(mount("ext4")).build()),
+                Code.INVALID_ARGUMENT, "staging_target_path", path);
+        assertFails(() -> driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(stagingFor(id).toString()).setTargetPath(path)
+                .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "target_path", path);
+        assertFails(() -> driver.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(path).build()), Code.INVALID_ARGUMENT, "target_path", path);
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(target).doesNotExist();
+    }
+
+    @Test
+    void pathsThroughASymbolicLinkAreInvalidAndNothingIsMountedThere() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        Path link = Files.createSymbolicLink(dir.resolve("link"), elsewhere);
+        Path linkedStaging = link.resolve("staging");
+        Path linkedTarget = Files.createSymbolicLink(dir.resolve("target-link"), elsewhere);
+
+        assertFails(() -> stage(id, linkedStaging, mount("ext4")), Code.INVALID_ARGUMENT,
+                linkedStaging.toString(), "symbolic link");
+        assertFails(() -> publish(id, stagingFor(id), linkedTarget, mount("ext4"), false), Code.INVALID_ARGUMENT,
+                linkedTarget.toString(), "symbolic link");
+        assertFails(() -> unpublish(id, linkedTarget), Code.INVALID_ARGUMENT, linkedTarget.toString());
+        assertFails(() -> unstage(id, linkedStaging), Code.INVALID_ARGUMENT, linkedStaging.toString());
+
+        assertThat(elsewhere).isEmptyDirectory();
+        assertThat(linkedTarget).isSymbolicLink();
+        assertThat(TestDriver.mountsUnder(dir.toRealPath())).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    // Node information
+
+    @Test
+    void nodeInfoGivesTheNodeIdItsTopologyAndTheVolumeLimit() {
+        NodeGetInfoResponse info = driver.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance());
+
+        assertThat(info.getNodeId()).isEqualTo(NODE);
+        assertThat(info.getAccessibleTopology()).isEqualTo(
+                Topology.newBuilder().putSegments("topology.hearth.dev/node", NODE).build());
+        assertThat(info.getMaxVolumesPerNode()).isEqualTo(MAX_VOLUMES);
+    }
+
+    @Test
+    void nodeCapabilitiesAreStageUnstage() {
+        List<NodeServiceCapability> capabilities = driver.node()
+                .nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+
+        assertThat(capabilities).extracting(c -> c.getRpc().getType())
+                .containsExactly(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
+    }
+}

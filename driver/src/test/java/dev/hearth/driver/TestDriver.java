@@ -1,0 +1,205 @@
+package dev.hearth.driver;
+
+import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.NodeGrpc;
+import dev.hearth.csi.v1.Volume;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.csi.v1.VolumeCapability.AccessMode;
+import dev.hearth.driver.server.Channels;
+import dev.hearth.driver.server.Endpoint;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.storage.file.FilePoolConfig;
+import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The whole driver, as {@code hearth serve} wires it, on a unix socket in a temporary directory
+ * with one file pool there, and a channel to it. Closing it stops the driver and then undoes
+ * whatever a failed test left on the host: mounts under the directory, loop devices of the pool.
+ */
+final class TestDriver implements AutoCloseable {
+
+    static final long MIB = 1L << 20;
+    static final long GIB = 1L << 30;
+    static final String NODE = "node-a";
+    static final String POOL = "default";
+    static final long POOL_CAPACITY = 2 * GIB;
+    static final long MAX_VOLUMES = 42;
+
+    private final Path dir;
+    private final Path poolDir;
+    private final Driver.Settings settings;
+    private final Cleanup cleanup = new Cleanup();
+    private Driver driver;
+    private ManagedChannel channel;
+
+    private TestDriver(Path dir, Path poolDir, Driver.Settings settings) throws IOException {
+        this.dir = dir;
+        this.poolDir = poolDir;
+        this.settings = settings;
+        this.driver = Driver.start(settings);
+        this.channel = Channels.channelTo(driver.endpoint());
+    }
+
+    static TestDriver start(Path dir) throws IOException {
+        Path poolDir = dir.resolve("pool");
+        Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
+        return new TestDriver(dir, poolDir, new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
+                dir.resolve("state"), List.of(new FilePoolConfig(POOL, poolDir, POOL_CAPACITY)), null, MAX_VOLUMES));
+    }
+
+    /** Stops the driver as a pod restart would, leaving mounts and loop devices, and starts a new one. */
+    void restart() throws IOException {
+        channel.shutdownNow();
+        driver.shutdown(Duration.ofSeconds(5));
+        driver = Driver.start(settings);
+        channel = Channels.channelTo(driver.endpoint());
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    Path poolDir() {
+        return poolDir;
+    }
+
+    Path socket() {
+        return dir.resolve("csi.sock");
+    }
+
+    /** A stub whose deadline starts now: a hanging driver fails the test instead of hanging it. */
+    IdentityGrpc.IdentityBlockingStub identity() {
+        return IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    ControllerGrpc.ControllerBlockingStub controller() {
+        return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    NodeGrpc.NodeBlockingStub node() {
+        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    ControllerGrpc.ControllerFutureStub controllerAsync() {
+        return ControllerGrpc.newFutureStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    /** Undo actions a test registers; they run, newest first, before the leftovers sweep. */
+    Cleanup cleanup() {
+        return cleanup;
+    }
+
+    Volume create(String name, long requiredBytes, VolumeCapability capability) {
+        return controller().createVolume(CreateVolumeRequest.newBuilder()
+                .setName(name)
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(requiredBytes))
+                .addVolumeCapabilities(capability)
+                .build()).getVolume();
+    }
+
+    /** Files in the pool directory: images, metadata, partial images. */
+    List<Path> poolFiles() throws IOException {
+        if (!Files.isDirectory(poolDir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(poolDir)) {
+            return files.sorted().toList();
+        }
+    }
+
+    Path image(String volumeId) {
+        return poolDir.resolve(volumeId + ".img");
+    }
+
+    /**
+     * Loop devices whose backing file lies in the pool directory, and those layered over them
+     * (the read-only views of read-only block publishes).
+     */
+    List<LoopAttachment> poolLoopDevices() throws IOException {
+        return loopDevicesUnder(poolDir.toRealPath());
+    }
+
+    private static List<LoopAttachment> loopDevicesUnder(Path dir) throws IOException {
+        List<LoopAttachment> all = Loop.list();
+        List<Path> backed = all.stream().filter(l -> l.backingFile().startsWith(dir))
+                .map(l -> l.device().path()).toList();
+        return all.stream()
+                .filter(l -> l.backingFile().startsWith(dir) || backed.contains(l.backingFile()))
+                .toList();
+    }
+
+    /** Mounts at or under {@code path}, in mount order. */
+    static List<MountEntry> mountsUnder(Path path) throws IOException {
+        return MountInfo.read().stream().filter(m -> m.mountPoint().startsWith(path)).toList();
+    }
+
+    static VolumeCapability mount(String fsType) {
+        return VolumeCapability.newBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType(fsType))
+                .setAccessMode(AccessMode.newBuilder().setMode(AccessMode.Mode.SINGLE_NODE_WRITER))
+                .build();
+    }
+
+    static VolumeCapability block() {
+        return VolumeCapability.newBuilder()
+                .setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
+                .setAccessMode(AccessMode.newBuilder().setMode(AccessMode.Mode.SINGLE_NODE_WRITER))
+                .build();
+    }
+
+    static VolumeCapability withMode(VolumeCapability capability, AccessMode.Mode mode) {
+        return capability.toBuilder().setAccessMode(AccessMode.newBuilder().setMode(mode)).build();
+    }
+
+    @Override
+    public void close() throws IOException {
+        try (Cleanup last = new Cleanup()) {
+            last.add(this::sweep);
+            last.add(() -> {
+                channel.shutdownNow();
+                driver.shutdown(Duration.ofSeconds(5));
+            });
+            last.add(cleanup::close);
+        }
+    }
+
+    /** Whatever is still mounted under the directory or attached from the pool after a failed test. */
+    private void sweep() throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        Path real = dir.toRealPath();
+        List<MountEntry> mounts = new ArrayList<>(mountsUnder(real));
+        for (MountEntry mount : mounts.reversed()) {
+            Mounts.unmount(mount.mountPoint());
+        }
+        // Views first: a view over a device keeps that device from being released.
+        List<LoopAttachment> loops = loopDevicesUnder(real);
+        for (LoopAttachment loop : loops) {
+            if (!loop.backingFile().startsWith(real)) {
+                Loop.detach(loop.device());
+            }
+        }
+        for (LoopAttachment loop : loops) {
+            if (loop.backingFile().startsWith(real)) {
+                Loop.detach(loop.device());
+            }
+        }
+    }
+}
