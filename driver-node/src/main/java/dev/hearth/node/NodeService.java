@@ -104,12 +104,13 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         VolumeId id = existingVolume(request.getVolumeId());
         boolean readOnly = request.getReadonly() || VolumeCapabilities.readOnly(capability);
+        Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
+                new StorageException.Precondition("volume " + id + " is not staged on this node (at "
+                        + staging + " or elsewhere): its device is not attached"));
         if (capability.hasBlock()) {
-            Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
-                    new StorageException.Precondition("volume " + id + " is not staged on this node"));
             mounter.publishBlock(device, target, readOnly);
         } else {
-            mounter.publishFilesystem(staging, target, readOnly);
+            mounter.publishFilesystem(id, device, staging, target, readOnly);
         }
         response.onNext(NodePublishVolumeResponse.getDefaultInstance());
         response.onCompleted();

@@ -43,7 +43,6 @@ import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -510,7 +509,6 @@ class NodeServiceTest {
     @Test
     @RequiresRoot
     @RequiresTools("mkfs.ext4")
-    @Disabled("bug in storage/mount/Mounter.publishFilesystem: it never checks the staging path holds this volume")
     void publishingAVolumeFromAnotherVolumesStagingPathIsRefused() throws IOException {
         String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
         String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();

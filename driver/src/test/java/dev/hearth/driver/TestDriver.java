@@ -113,13 +113,13 @@ final class TestDriver implements AutoCloseable {
                 .build()).getVolume();
     }
 
-    /** Files in the pool directory: images, metadata, partial images. */
+    /** Files in the pool directory: images, metadata, partial images (not the driver's lock file). */
     List<Path> poolFiles() throws IOException {
         if (!Files.isDirectory(poolDir)) {
             return List.of();
         }
         try (Stream<Path> files = Files.list(poolDir)) {
-            return files.sorted().toList();
+            return files.filter(f -> !f.getFileName().toString().equals(".hearth.lock")).sorted().toList();
         }
     }
 

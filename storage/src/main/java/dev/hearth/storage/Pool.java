@@ -11,7 +11,7 @@ import java.util.Optional;
  * Kinds: {@code file} ({@link dev.hearth.storage.file.FilePool}); lvm and device follow. (Not
  * sealed: the kinds live in their own packages, and sealing across packages needs a named module.)
  */
-public interface Pool {
+public interface Pool extends AutoCloseable {
 
     String name();
 
@@ -45,4 +45,8 @@ public interface Pool {
 
     /** Null when the pool can serve requests, else what is wrong with it. */
     String problem();
+
+    /** Releases the pool's hold on the node (not its volumes). */
+    @Override
+    void close();
 }

@@ -17,6 +17,7 @@ import dev.hearth.storage.VolumeRequest;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -41,6 +42,7 @@ import java.util.stream.Stream;
 public final class FilePool implements Pool {
 
     public static final String PROVISIONING = "hearth.dev/provisioning";
+    static final String LOCK_FILE = ".hearth.lock";
     /** Loop devices and filesystems want whole sectors; a MiB keeps sizes readable. */
     static final long GRANULARITY = 1L << 20;
 
@@ -52,18 +54,47 @@ public final class FilePool implements Pool {
     private final Object allocation = new Object();
     private final StripedLocks attachLocks = new StripedLocks();
 
-    private FilePool(FilePoolConfig config) {
+    /** Held while the pool is open: one driver per pool directory. */
+    private final FileChannel ownership;
+
+    private FilePool(FilePoolConfig config, FileChannel ownership) {
         this.config = config;
         this.directory = config.directory();
+        this.ownership = ownership;
     }
 
-    /** Opens (creating if needed) the pool directory and clears what unfinished creates left. */
+    /**
+     * Opens (creating if needed) the pool directory, takes ownership of it, and clears what
+     * unfinished creates left. Ownership comes first: a second driver pointed at the same
+     * directory must not clear away a create the first one has in flight.
+     */
     public static FilePool open(FilePoolConfig config) throws IOException {
         Files.createDirectories(config.directory(), PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwx------")));
-        FilePool pool = new FilePool(config);
+        FileChannel ownership = FileChannel.open(config.directory().resolve(LOCK_FILE), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE);
+        try {
+            if (ownership.tryLock() == null) {
+                throw new OverlappingFileLockException();
+            }
+        } catch (OverlappingFileLockException e) {
+            ownership.close();
+            throw new IOException("pool '" + config.name() + "': directory " + config.directory()
+                    + " is in use by another hearth driver");
+        }
+        FilePool pool = new FilePool(config, ownership);
         pool.removeUnfinished();
         return pool;
+    }
+
+    /** Gives up ownership of the directory; the volumes stay. */
+    @Override
+    public void close() {
+        try {
+            ownership.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing the lock of pool '" + name() + "': " + e.getMessage());
+        }
     }
 
     @Override

@@ -138,10 +138,17 @@ public final class Mounter {
         return mountAt(path).isPresent();
     }
 
-    /** Bind-mounts the staged filesystem onto the target directory. */
-    public void publishFilesystem(Path staging, Path target, boolean readOnly) {
+    /**
+     * Bind-mounts the staged filesystem onto the target directory. The staging path must hold
+     * this volume's device: a request naming another volume's staging path gets nothing of it.
+     */
+    public void publishFilesystem(VolumeId volume, Path device, Path staging, Path target, boolean readOnly) {
         MountEntry staged = mountAt(staging).orElseThrow(() -> new StorageException.Precondition(
-                "volume is not staged: nothing is mounted at " + staging));
+                "volume " + volume + " is not staged: nothing is mounted at " + staging));
+        if (!device.toString().equals(staged.source())) {
+            throw new StorageException.Precondition("staging path " + staging + " holds " + staged.source()
+                    + ", not " + device + " of volume " + volume);
+        }
         if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
             return;
         }

@@ -57,9 +57,28 @@ class FilePoolTest {
 
     private final Cleanup cleanup = new Cleanup();
 
+    private final java.util.Map<Path, FilePool> opened = new java.util.HashMap<>();
+
     @AfterEach
     void cleanUp() throws IOException {
         cleanup.close();
+    }
+
+    @Test
+    void aSecondDriverCannotOpenAPoolDirectoryInUse() throws IOException {
+        FilePool pool = open(16 * MIB, Provisioning.THIN);
+        Path partial = dir.resolve("pool").resolve(VolumeId.mint("default", "in-flight") + ".img.part");
+        Files.writeString(partial, "a create in flight");
+        FilePoolConfig same = new FilePoolConfig("default", dir.resolve("pool"), 16 * MIB);
+
+        assertThatThrownBy(() -> FilePool.open(same))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("in use by another hearth driver");
+
+        assertThat(partial).exists();
+        pool.close();
+        FilePool.open(same).close();
+        assertThat(partial).doesNotExist();
     }
 
     // --- create ---
@@ -225,13 +244,14 @@ class FilePoolTest {
         Path ext2 = mountFilesystem("ext2", 64 * MIB);
         FilePool pool = FilePool.open(new FilePoolConfig("default", ext2.resolve("pool"), 32 * MIB,
                 Provisioning.THICK, true, 8 * MIB));
+        cleanup.add(pool::close); // the pool's lock file is open on the mount until then
 
         assertThatThrownBy(() -> pool.create(request("pvc-1", 4 * MIB, 0, Map.of())))
                 .isInstanceOf(StorageException.Failed.class)
                 .hasMessageContaining("fallocate");
 
         try (Stream<Path> files = Files.list(ext2.resolve("pool"))) {
-            assertThat(files).isEmpty();
+            assertThat(files.filter(f -> !f.getFileName().toString().equals(FilePool.LOCK_FILE))).isEmpty();
         }
         assertThat(pool.capacity().allocatedBytes()).isZero();
         assertThat(pool.create(request("pvc-1", 4 * MIB, 0, THIN)).sizeBytes()).isEqualTo(4 * MIB);
@@ -477,6 +497,7 @@ class FilePoolTest {
     void missingDirectoryIsReportedAsAProblem() throws IOException {
         FilePool pool = open(64 * MIB, Provisioning.THIN);
 
+        Files.delete(pool.config().directory().resolve(FilePool.LOCK_FILE));
         Files.delete(pool.config().directory());
 
         assertThat(pool.problem()).contains(pool.config().directory().toString());
@@ -558,9 +579,17 @@ class FilePoolTest {
         return open("default", capacity, provisioning);
     }
 
+    /** Opens the pool, first closing an instance open on the same directory, as a driver restart would. */
     private FilePool open(String name, long capacity, Provisioning provisioning) throws IOException {
         Path directory = name.equals("default") ? dir.resolve("pool") : dir.resolve(name);
-        return FilePool.open(new FilePoolConfig(name, directory, capacity, provisioning, true, 8 * MIB));
+        FilePool previous = opened.remove(directory);
+        if (previous != null) {
+            previous.close();
+        }
+        FilePool pool = FilePool.open(new FilePoolConfig(name, directory, capacity, provisioning, true, 8 * MIB));
+        opened.put(directory, pool);
+        cleanup.add(pool::close);
+        return pool;
     }
 
     private static VolumeRequest request(String name, long required, long limit, Map<String, String> parameters) {
@@ -577,7 +606,7 @@ class FilePoolTest {
 
     private List<String> poolFiles() throws IOException {
         try (Stream<Path> files = Files.list(dir.resolve("pool"))) {
-            return files.map(f -> f.getFileName().toString()).toList();
+            return files.map(f -> f.getFileName().toString()).filter(f -> !f.equals(FilePool.LOCK_FILE)).toList();
         }
     }
 

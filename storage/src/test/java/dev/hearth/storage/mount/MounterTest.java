@@ -355,7 +355,7 @@ class MounterTest {
         Files.writeString(staging.resolve("from-staging"), "1");
         Path target = mountPoint("pods/uid/volumes/mount");
 
-        mounter.publishFilesystem(staging, target, false);
+        publish(staging, target, false);
 
         assertThat(Files.readString(target.resolve("from-staging"))).isEqualTo("1");
         Files.writeString(target.resolve("from-pod"), "2");
@@ -373,7 +373,7 @@ class MounterTest {
         Files.writeString(staging.resolve("existing"), "readable");
         Path target = mountPoint("target");
 
-        mounter.publishFilesystem(staging, target, true);
+        publish(staging, target, true);
 
         assertThat(MountInfo.at(target)).hasValueSatisfying(e -> assertThat(e.readOnly()).isTrue());
         assertThat(Files.readString(target.resolve("existing"))).isEqualTo("readable");
@@ -391,8 +391,8 @@ class MounterTest {
         Path staging = stagedExt4();
         Path target = mountPoint("target");
 
-        mounter.publishFilesystem(staging, target, true);
-        mounter.publishFilesystem(staging, target, true);
+        publish(staging, target, true);
+        publish(staging, target, true);
 
         assertThat(mountsAt(target)).hasSize(1);
     }
@@ -401,9 +401,9 @@ class MounterTest {
     void publishWithTheOtherAccessModeConflicts() throws IOException {
         Path staging = stagedExt4();
         Path target = mountPoint("target");
-        mounter.publishFilesystem(staging, target, false);
+        publish(staging, target, false);
 
-        assertThatThrownBy(() -> mounter.publishFilesystem(staging, target, true))
+        assertThatThrownBy(() -> publish(staging, target, true))
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining("read-write");
 
@@ -418,7 +418,7 @@ class MounterTest {
         Mounts.mount("tmpfs", target, "tmpfs", 0, "size=1m");
         Files.writeString(target.resolve("someone-else"), "x");
 
-        assertThatThrownBy(() -> mounter.publishFilesystem(staging, target, false))
+        assertThatThrownBy(() -> publish(staging, target, false))
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining(target.toString());
 
@@ -431,7 +431,7 @@ class MounterTest {
         Path staging = Files.createDirectory(dir.resolve("staging"));
         Path target = mountPoint("target");
 
-        assertThatThrownBy(() -> mounter.publishFilesystem(staging, target, false))
+        assertThatThrownBy(() -> publish(staging, target, false))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining(staging.toString());
 
@@ -439,10 +439,25 @@ class MounterTest {
     }
 
     @Test
+    void publishFromAStagingPathHoldingAnotherDeviceIsRefused() throws IOException {
+        Path staging = stagedExt4();
+        Files.writeString(staging.resolve("not-yours"), "x");
+        Path otherDevice = blankDevice(64 * MIB);
+        Path target = mountPoint("target");
+
+        assertThatThrownBy(() -> mounter.publishFilesystem(VOLUME, otherDevice, staging, target, false))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining(otherDevice.toString());
+
+        assertThat(mountsAt(target)).isEmpty();
+        assertThat(target.resolve("not-yours")).doesNotExist();
+    }
+
+    @Test
     void unpublishUnmountsRemovesTheTargetAndIsIdempotent() throws IOException {
         Path staging = stagedExt4();
         Path target = mountPoint("pods/uid/volumes/mount");
-        mounter.publishFilesystem(staging, target, false);
+        publish(staging, target, false);
         Files.writeString(target.resolve("data"), "kept on the volume");
 
         mounter.unpublish(target);
@@ -554,6 +569,12 @@ class MounterTest {
     }
 
     // --- helpers ---
+
+    /** Publishes what the staging path holds, naming its device as the node service would. */
+    private void publish(Path staging, Path target, boolean readOnly) throws IOException {
+        Path device = MountInfo.at(staging).map(e -> Path.of(e.source())).orElse(Path.of("/dev/loop-none"));
+        mounter.publishFilesystem(VOLUME, device, staging, target, readOnly);
+    }
 
     private Path stagedExt4() throws IOException {
         Path device = blankDevice(64 * MIB);
