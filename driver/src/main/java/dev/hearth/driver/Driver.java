@@ -48,18 +48,28 @@ public final class Driver implements AutoCloseable {
 
     private final GrpcServer server;
     private final ExecutorService handlers;
+    private final Pools pools;
 
-    private Driver(GrpcServer server, ExecutorService handlers) {
+    private Driver(GrpcServer server, ExecutorService handlers, Pools pools) {
         this.server = server;
         this.handlers = handlers;
+        this.pools = pools;
     }
 
     public static Driver start(Settings settings) throws IOException {
         List<Pool> opened = new ArrayList<>();
-        for (FilePoolConfig config : settings.pools()) {
-            opened.add(FilePool.open(config));
+        try {
+            for (FilePoolConfig config : settings.pools()) {
+                opened.add(FilePool.open(config));
+            }
+            return start(settings, new Pools(opened, settings.defaultPool()));
+        } catch (IOException | RuntimeException e) {
+            opened.forEach(Pool::close);
+            throw e;
         }
-        Pools pools = new Pools(opened, settings.defaultPool());
+    }
+
+    private static Driver start(Settings settings, Pools pools) throws IOException {
         Mounter mounter = new Mounter(new Formatter(new ToolRunner()),
                 new FormatJournal(settings.stateDir().resolve("formatting")));
         var services = List.of(
@@ -71,7 +81,8 @@ public final class Driver implements AutoCloseable {
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
         try {
-            return new Driver(GrpcServer.start(settings.endpoint(), services, interceptors, handlers), handlers);
+            return new Driver(GrpcServer.start(settings.endpoint(), services, interceptors, handlers), handlers,
+                    pools);
         } catch (IOException | RuntimeException e) {
             handlers.shutdownNow();
             throw e;
@@ -86,6 +97,7 @@ public final class Driver implements AutoCloseable {
     public void shutdown(Duration grace) {
         server.shutdown(grace);
         handlers.shutdownNow();
+        pools.all().forEach(Pool::close);
     }
 
     public void awaitTermination() throws InterruptedException {

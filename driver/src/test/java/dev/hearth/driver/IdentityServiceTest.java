@@ -65,7 +65,7 @@ class IdentityServiceTest {
 
     @Test
     void probeIsNotReadyOnceThePoolDirectoryIsGone() throws IOException {
-        Files.delete(driver.poolDir());
+        deletePoolDirectory();
 
         ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
 
@@ -75,7 +75,7 @@ class IdentityServiceTest {
 
     @Test
     void probeIsReadyAgainWhenThePoolDirectoryComesBack() throws IOException {
-        Files.delete(driver.poolDir());
+        deletePoolDirectory();
         assertThat(driver.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()).isFalse();
 
         Files.createDirectory(driver.poolDir());
@@ -93,5 +93,10 @@ class IdentityServiceTest {
         ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
 
         assertThat(probe.getReady().getValue()).isFalse();
+    }
+
+    private void deletePoolDirectory() throws IOException {
+        Files.delete(driver.poolDir().resolve(".hearth.lock"));
+        Files.delete(driver.poolDir());
     }
 }
