@@ -4,6 +4,7 @@ import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.LogFormat;
 import dev.hearth.driver.server.ShutdownSignal;
 import dev.hearth.storage.file.FilePoolConfig;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -92,6 +93,10 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             // The set of pools is wrong (a name given twice, an unknown --default-pool): the flags' fault.
             throw new ParameterException(spec.commandLine(), e.getMessage());
+        } catch (IOException e) {
+            // The node's state is in the way (a pool or socket in use, a file where the socket goes).
+            LOG.severe("cannot start: " + e.getMessage());
+            return 1;
         }
         LOG.info(() -> "hearth " + Driver.version() + " serving " + driver.endpoint() + " for node " + nodeId
                 + " with pools " + configs.stream().map(c -> c.name() + "=" + c.directory()).toList());
