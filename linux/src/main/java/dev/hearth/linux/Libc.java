@@ -31,6 +31,9 @@ final class Libc {
     static final int O_RDWR = 2;
     static final int O_CLOEXEC = 0x80000;
     static final int AT_FDCWD = -100;
+    static final int O_DIRECTORY = 0x10000;
+    static final int SEEK_DATA = 3;
+    static final int SEEK_HOLE = 4;
 
     private static final MethodHandle OPEN = function("open",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
@@ -53,6 +56,8 @@ final class Libc {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), CAPTURE_ERRNO);
     private static final MethodHandle FALLOCATE = function("fallocate",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), CAPTURE_ERRNO);
+    private static final MethodHandle LSEEK = function("lseek",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), CAPTURE_ERRNO);
     private static final MethodHandle UMASK = function("umask", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle GETEUID = function("geteuid", FunctionDescriptor.of(JAVA_INT));
     // glibc >= 2.32 only; Errno falls back to its own table without them.
@@ -153,6 +158,17 @@ final class Libc {
                 rc = result((int) FALLOCATE.invokeExact(state, fd, mode, offset, length), state);
             } while (rc == -Errno.EINTR);
             return rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** @return the new offset, or {@code -errno} (ENXIO: no data, or no hole, at or after {@code offset}) */
+    static long lseek(Arena arena, int fd, long offset, int whence) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        try {
+            long rc = (long) LSEEK.invokeExact(state, fd, offset, whence);
+            return rc == -1 ? -(int) ERRNO.get(state, 0L) : rc;
         } catch (Throwable t) {
             throw unexpected(t);
         }

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A named place on this node that volumes are carved from. Every operation is idempotent, and
@@ -42,6 +43,32 @@ public interface Pool extends AutoCloseable {
 
     /** Releases the block device; a volume that is not attached is not an error. */
     void detach(VolumeId id);
+
+    /** What this pool can do beyond create and delete; callers check before asking for it. */
+    Set<PoolFeature> features();
+
+    /**
+     * Grows the volume to at least the range's required bytes; a volume already that large is
+     * returned unchanged. A volume attached as a block device sees its new size at once.
+     */
+    Volume expand(VolumeId id, CapacityRange range);
+
+    /** Whether the volume's backing store is intact, as the pool sees it. */
+    VolumeCondition condition(VolumeId id);
+
+    /**
+     * Takes a point-in-time copy of a volume, or returns the one a previous request with this name
+     * made. If the volume's filesystem is mounted on this node it is frozen while the copy is taken.
+     */
+    Snapshot createSnapshot(String name, VolumeId source);
+
+    Optional<Snapshot> findSnapshot(SnapshotId id);
+
+    /** Every snapshot of the pool, ordered by ID. */
+    List<Snapshot> listSnapshots();
+
+    /** Removes the snapshot; a missing one is not an error. */
+    void deleteSnapshot(SnapshotId id);
 
     /** Null when the pool can serve requests, else what is wrong with it. */
     String problem();

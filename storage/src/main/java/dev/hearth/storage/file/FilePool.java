@@ -1,66 +1,83 @@
 package dev.hearth.storage.file;
 
+import dev.hearth.linux.Errno;
 import dev.hearth.linux.FileOps;
 import dev.hearth.linux.FileSystems;
-import dev.hearth.linux.FsStats;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Capacity;
+import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Pool;
+import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
+import dev.hearth.storage.Snapshot;
+import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.VolumeSource;
+import dev.hearth.storage.fs.FilesystemIdentity;
+import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
- * A pool whose volumes are image files in one directory, attached as loop devices. The pool's
- * truth is the directory: an image plus its metadata file is a volume; an image without
- * metadata is a create that did not finish, which a retry of that create replaces.
+ * A pool whose volumes are image files in one directory, attached as loop devices; snapshots are
+ * copies (reflinks where the filesystem can) in its {@code snapshots/} directory. The pool's truth
+ * is the directory: an image plus its metadata file is a volume; an image without metadata is a
+ * create that did not finish, which a retry of that create replaces.
  */
 public final class FilePool implements Pool {
 
     public static final String PROVISIONING = "hearth.dev/provisioning";
     static final String LOCK_FILE = ".hearth.lock";
-    /** Loop devices and filesystems want whole sectors; a MiB keeps sizes readable. */
-    static final long GRANULARITY = 1L << 20;
+    static final String SNAPSHOTS = "snapshots";
+    static final long GRANULARITY = Allocation.GRANULARITY;
 
     private static final System.Logger LOG = System.getLogger(FilePool.class.getName());
 
     private final FilePoolConfig config;
     private final Path directory;
-    /** Serializes the capacity check with the reservation it guards; held only for metadata-speed work. */
-    private final Object allocation = new Object();
+    private final FileImages volumes;
+    private final FileImages snapshots;
+    private final Allocation allocation;
+    private final FrozenCopy copier = new FrozenCopy();
+    private final XfsClones xfsClones;
     private final StripedLocks attachLocks = new StripedLocks();
-
     /** Held while the pool is open: one driver per pool directory. */
     private final FileChannel ownership;
 
-    private FilePool(FilePoolConfig config, FileChannel ownership) {
+    private FilePool(FilePoolConfig config, FileChannel ownership, ToolRunner tools) {
         this.config = config;
         this.directory = config.directory();
+        this.volumes = new FileImages(directory);
+        this.snapshots = new FileImages(directory.resolve(SNAPSHOTS));
+        this.allocation = new Allocation(config, List.of(directory, directory.resolve(SNAPSHOTS)));
+        this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
         this.ownership = ownership;
+    }
+
+    public static FilePool open(FilePoolConfig config) throws IOException {
+        return open(config, new ToolRunner());
     }
 
     /**
@@ -68,9 +85,10 @@ public final class FilePool implements Pool {
      * unfinished creates left. Ownership comes first: a second driver pointed at the same
      * directory must not clear away a create the first one has in flight.
      */
-    public static FilePool open(FilePoolConfig config) throws IOException {
-        Files.createDirectories(config.directory(), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwx------")));
+    public static FilePool open(FilePoolConfig config, ToolRunner tools) throws IOException {
+        var owner = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+        Files.createDirectories(config.directory(), owner);
+        Files.createDirectories(config.directory().resolve(SNAPSHOTS), owner);
         FileChannel ownership = FileChannel.open(config.directory().resolve(LOCK_FILE), StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE);
         try {
@@ -82,19 +100,10 @@ public final class FilePool implements Pool {
             throw new IOException("pool '" + config.name() + "': directory " + config.directory()
                     + " is in use by another hearth driver");
         }
-        FilePool pool = new FilePool(config, ownership);
-        pool.removeUnfinished();
+        FilePool pool = new FilePool(config, ownership, tools);
+        pool.volumes.removeUnfinished();
+        pool.snapshots.removeUnfinished();
         return pool;
-    }
-
-    /** Gives up ownership of the directory; the volumes stay. */
-    @Override
-    public void close() {
-        try {
-            ownership.close();
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "closing the lock of pool '" + name() + "': " + e.getMessage());
-        }
     }
 
     @Override
@@ -109,6 +118,11 @@ public final class FilePool implements Pool {
 
     public FilePoolConfig config() {
         return config;
+    }
+
+    @Override
+    public Set<PoolFeature> features() {
+        return EnumSet.allOf(PoolFeature.class);
     }
 
     @Override
@@ -127,40 +141,84 @@ public final class FilePool implements Pool {
 
     @Override
     public Capacity capacity() {
-        FsStats fs = statvfs();
-        long total = config.capacityBytes() > 0 ? config.capacityBytes() : fs.totalBytes();
-        long allocated = allocatedBytes();
-        long available = Math.max(0, Math.min(total - allocated, fs.availableBytes()));
-        available = available / GRANULARITY * GRANULARITY;
-        return new Capacity(total, allocated, available, available, GRANULARITY);
+        return allocation.capacity();
     }
 
     @Override
     public Volume create(VolumeRequest request) {
         VolumeId id = VolumeId.mint(name(), request.name());
-        Map<String, String> parameters = validateParameters(request.parameters());
+        Map<String, String> parameters = new TreeMap<>(validateParameters(request.parameters()));
+        request.source().ifPresent(source -> parameters.put(Volume.SOURCE, source.toString()));
         Optional<Volume> existing = find(id);
         if (existing.isPresent()) {
             return sameRequestAgain(existing.get(), request, parameters);
         }
-        long size = request.range().resolve(GRANULARITY, config.defaultVolumeBytes(), GRANULARITY);
-        VolumeFiles files = VolumeFiles.of(directory, id);
+        Optional<Content> content = request.source().map(this::content);
+        long minimum = content.map(Content::sizeBytes).orElse(GRANULARITY);
+        long size = request.range().resolve(GRANULARITY, Math.max(minimum, config.defaultVolumeBytes()), minimum);
+        if (content.isPresent() && request.range().requiredBytes() == 0 && request.range().limitBytes() == 0) {
+            size = minimum; // a restore or clone that names no size gets its source's
+        }
+        ImageFiles files = ImageFiles.of(directory, id);
         try {
-            reserve(files, size);
-            if (Provisioning.parse(parameters.get(PROVISIONING)) == Provisioning.THICK) {
-                allocate(files.partial(), size);
+            // A create that crashed before writing metadata left these; they are ours and unacknowledged.
+            Files.deleteIfExists(files.partial());
+            Files.deleteIfExists(files.image());
+            allocation.claim(files.partial(), size, "volume " + id);
+            try {
+                fill(files.partial(), size, content, Provisioning.parse(parameters.get(PROVISIONING)));
+                Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                allocation.release(files.partial());
             }
-            Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
             Volume volume = new Volume(id, request.name(), size, parameters, Instant.now());
-            AtomicFiles.write(files.metadata(), VolumeMetadata.encode(volume));
+            AtomicFiles.write(files.metadata(), Metadata.encode(volume));
             return volume;
         } catch (IOException e) {
             deleteQuietly(files.partial());
             deleteQuietly(files.image());
             throw new StorageException.Failed("creating volume " + id + " in pool '" + name() + "': " + e, e);
-        } catch (StorageException e) {
+        } catch (RuntimeException e) {
             deleteQuietly(files.partial());
             throw e;
+        }
+    }
+
+    /** Where a restore's or clone's bytes come from, and how many there are. */
+    private record Content(Path image, long sizeBytes, Optional<Path> device) {}
+
+    private Content content(VolumeSource source) {
+        return switch (source) {
+            case VolumeSource.FromSnapshot(SnapshotId snapshot) -> {
+                Snapshot found = findSnapshot(snapshot).orElseThrow(() -> new StorageException.NotFound(
+                        "source snapshot " + snapshot + " does not exist in pool '" + name() + "'"));
+                yield new Content(ImageFiles.of(snapshots.directory(), snapshot).image(), found.sizeBytes(),
+                        Optional.empty());
+            }
+            case VolumeSource.FromVolume(VolumeId volume) -> {
+                Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
+                        "source volume " + volume + " does not exist in pool '" + name() + "'"));
+                yield new Content(ImageFiles.of(directory, volume).image(), found.sizeBytes(), attachedDevice(volume));
+            }
+        };
+    }
+
+    /** Writes a new image: zeros (sparse), or a source's content; then reserves its blocks if thick. */
+    private void fill(Path image, long size, Optional<Content> content, Provisioning provisioning)
+            throws IOException {
+        if (content.isPresent()) {
+            copier.copy(content.get().image(), content.get().device(), image, size);
+            xfsClones.renewIdentity(image);
+        } else {
+            try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
+                file.setLength(size);
+            }
+        }
+        if (provisioning == Provisioning.THICK) {
+            allocate(image, 0, size);
+        }
+        try (FileChannel channel = FileChannel.open(image, StandardOpenOption.WRITE)) {
+            channel.force(true);
         }
     }
 
@@ -181,35 +239,15 @@ public final class FilePool implements Pool {
         return volume;
     }
 
-    /** Claims {@code size} bytes of the pool as a sparse partial image, or says there is no room. */
-    private void reserve(VolumeFiles files, long size) throws IOException {
-        synchronized (allocation) {
-            // A create that crashed before writing metadata left these; they are ours and unacknowledged.
-            Files.deleteIfExists(files.partial());
-            Files.deleteIfExists(files.image());
-            long available = capacity().availableBytes();
-            if (size > available) {
-                throw new StorageException.Exhausted("pool '" + name() + "' has " + available
-                        + " bytes available; the volume needs " + size);
-            }
-            try (RandomAccessFile file = new RandomAccessFile(files.partial().toFile(), "rw")) {
-                file.setLength(size);
-            }
-        }
-    }
-
-    private void allocate(Path image, long size) throws IOException {
+    private void allocate(Path image, long offset, long length) throws IOException {
         try {
-            FileOps.fallocate(image, 0, size);
+            FileOps.fallocate(image, offset, length);
         } catch (LinuxException e) {
-            if (e.errno() == dev.hearth.linux.Errno.ENOSPC) {
+            if (e.errno() == Errno.ENOSPC) {
                 throw new StorageException.Exhausted("pool '" + name() + "' ran out of space allocating "
-                        + size + " bytes: " + e.getMessage());
+                        + length + " bytes: " + e.getMessage());
             }
             throw e;
-        }
-        try (FileChannel channel = FileChannel.open(image, StandardOpenOption.WRITE)) {
-            channel.force(true);
         }
     }
 
@@ -218,24 +256,16 @@ public final class FilePool implements Pool {
         if (!id.pool().equals(name())) {
             return Optional.empty();
         }
-        Path metadata = VolumeFiles.of(directory, id).metadata();
-        try {
-            return Optional.of(VolumeMetadata.decode(id, Files.readString(metadata)));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading " + metadata + ": " + e.getMessage(), e);
-        }
+        return volumes.read(ImageFiles.of(directory, id).metadata(), text -> Metadata.decode(id, text));
     }
 
     @Override
     public List<Volume> list() {
-        List<Volume> volumes = new ArrayList<>();
-        for (Path file : files()) {
-            VolumeFiles.owner(file, VolumeFiles.METADATA).flatMap(this::find).ifPresent(volumes::add);
-        }
-        volumes.sort(Comparator.comparing(v -> v.id().toString()));
-        return volumes;
+        return volumes.metadataFiles().stream()
+                .flatMap(file -> ImageFiles.volumeOwner(file, ImageFiles.METADATA).stream())
+                .flatMap(id -> find(id).stream())
+                .sorted(java.util.Comparator.comparing(v -> v.id().toString()))
+                .toList();
     }
 
     @Override
@@ -247,22 +277,112 @@ public final class FilePool implements Pool {
             throw new StorageException.Precondition("volume " + id + " is still attached as " + device
                     + " on this node; unstage it before deleting");
         });
-        VolumeFiles files = VolumeFiles.of(directory, id);
+        volumes.delete(ImageFiles.of(directory, id), "volume " + id);
+    }
+
+    @Override
+    public Volume expand(VolumeId id, CapacityRange range) {
+        Volume volume = find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        if (range.requiredBytes() <= volume.sizeBytes()) {
+            return volume;
+        }
+        long size = range.resolve(GRANULARITY, volume.sizeBytes(), volume.sizeBytes());
+        ImageFiles files = ImageFiles.of(directory, id);
+        allocation.claim(files.image(), size, "expanding volume " + id);
         try {
-            // The image goes first: a crash in between leaves metadata that a retried delete clears.
-            Files.deleteIfExists(files.image());
-            Files.deleteIfExists(files.partial());
-            Files.deleteIfExists(files.metadata());
-            AtomicFiles.syncDirectory(directory);
+            try (RandomAccessFile image = new RandomAccessFile(files.image().toFile(), "rw")) {
+                image.setLength(size);
+            }
+            if (Provisioning.parse(volume.parameters().get(PROVISIONING)) == Provisioning.THICK) {
+                allocate(files.image(), volume.sizeBytes(), size - volume.sizeBytes());
+            }
+            Volume grown = volume.withSize(size);
+            AtomicFiles.write(files.metadata(), Metadata.encode(grown));
+            Optional<Path> device = attachedDevice(id);
+            Optional<LoopDevice> loop = device.flatMap(LoopDevice::fromPath);
+            if (loop.isPresent()) {
+                Loop.setCapacity(loop.get());
+            }
+            return grown;
         } catch (IOException e) {
-            throw new StorageException.Failed("deleting volume " + id + ": " + e.getMessage(), e);
+            throw new StorageException.Failed("expanding volume " + id + " to " + size + " bytes: "
+                    + e.getMessage(), e);
+        } finally {
+            allocation.release(files.image());
+        }
+    }
+
+    @Override
+    public VolumeCondition condition(VolumeId id) {
+        find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        Path image = ImageFiles.of(directory, id).image();
+        if (!Files.exists(image)) {
+            return VolumeCondition.abnormal("the volume's image file " + image + " is missing");
+        }
+        return VolumeCondition.NORMAL;
+    }
+
+    @Override
+    public Snapshot createSnapshot(String name, VolumeId source) {
+        SnapshotId id = SnapshotId.mint(name(), name);
+        Optional<Snapshot> existing = findSnapshot(id);
+        if (existing.isPresent()) {
+            if (!existing.get().source().equals(source) || !existing.get().name().equals(name)) {
+                throw new StorageException.Conflict("snapshot '" + name + "' exists already, of volume "
+                        + existing.get().source() + ", not " + source);
+            }
+            return existing.get();
+        }
+        Content content = content(new VolumeSource.FromVolume(source));
+        ImageFiles files = ImageFiles.of(snapshots.directory(), id);
+        try {
+            Files.deleteIfExists(files.partial());
+            allocation.claim(files.partial(), content.sizeBytes(), "snapshot " + id);
+            Instant taken = Instant.now();
+            try {
+                copier.copy(content.image(), content.device(), files.partial(), content.sizeBytes());
+                Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                allocation.release(files.partial());
+            }
+            Snapshot snapshot = new Snapshot(id, name, source, content.sizeBytes(), taken);
+            AtomicFiles.write(files.metadata(), Metadata.encode(snapshot));
+            return snapshot;
+        } catch (IOException e) {
+            deleteQuietly(files.partial());
+            deleteQuietly(files.image());
+            throw new StorageException.Failed("snapshotting volume " + source + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Optional<Snapshot> findSnapshot(SnapshotId id) {
+        if (!id.pool().equals(name())) {
+            return Optional.empty();
+        }
+        return snapshots.read(ImageFiles.of(snapshots.directory(), id).metadata(), text -> Metadata.decode(id, text));
+    }
+
+    @Override
+    public List<Snapshot> listSnapshots() {
+        return snapshots.metadataFiles().stream()
+                .flatMap(file -> ImageFiles.snapshotOwner(file, ImageFiles.METADATA).stream())
+                .flatMap(id -> findSnapshot(id).stream())
+                .sorted(java.util.Comparator.comparing(s -> s.id().toString()))
+                .toList();
+    }
+
+    @Override
+    public void deleteSnapshot(SnapshotId id) {
+        if (id.pool().equals(name())) {
+            snapshots.delete(ImageFiles.of(snapshots.directory(), id), "snapshot " + id);
         }
     }
 
     @Override
     public Path attach(VolumeId id) {
         Volume volume = find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
-        Path image = VolumeFiles.of(directory, volume.id()).image();
+        Path image = ImageFiles.of(directory, volume.id()).image();
         synchronized (attachLocks.of(id)) {
             try {
                 Optional<LoopAttachment> attached = Loop.findByBackingFile(image);
@@ -282,7 +402,7 @@ public final class FilePool implements Pool {
     @Override
     public Optional<Path> attachedDevice(VolumeId id) {
         try {
-            return Loop.findByBackingFile(VolumeFiles.of(directory, id).image()).map(a -> a.device().path());
+            return Loop.findByBackingFile(ImageFiles.of(directory, id).image()).map(a -> a.device().path());
         } catch (IOException e) {
             throw new StorageException.Failed("reading loop devices: " + e.getMessage(), e);
         }
@@ -290,7 +410,7 @@ public final class FilePool implements Pool {
 
     @Override
     public void detach(VolumeId id) {
-        Path image = VolumeFiles.of(directory, id).image();
+        Path image = ImageFiles.of(directory, id).image();
         synchronized (attachLocks.of(id)) {
             try {
                 Optional<LoopAttachment> attached = Loop.findByBackingFile(image);
@@ -316,49 +436,13 @@ public final class FilePool implements Pool {
         }
     }
 
-    private long allocatedBytes() {
-        long total = 0;
-        for (Path file : files()) {
-            if (VolumeFiles.owner(file, VolumeFiles.IMAGE).isPresent()
-                    || VolumeFiles.owner(file, VolumeFiles.PARTIAL).isPresent()) {
-                try {
-                    total += Files.size(file);
-                } catch (IOException e) {
-                    // deleted between listing and sizing: it holds no space any more
-                }
-            }
-        }
-        return total;
-    }
-
-    /** Deletes partial images and images without metadata: creates that were never acknowledged. */
-    private void removeUnfinished() throws IOException {
-        for (Path file : files()) {
-            boolean partial = VolumeFiles.owner(file, VolumeFiles.PARTIAL).isPresent();
-            boolean orphan = VolumeFiles.owner(file, VolumeFiles.IMAGE)
-                    .filter(id -> !Files.exists(VolumeFiles.of(directory, id).metadata())).isPresent();
-            boolean tmp = VolumeFiles.owner(file, VolumeFiles.METADATA + ".tmp").isPresent();
-            if (partial || orphan || tmp) {
-                LOG.log(System.Logger.Level.INFO, "pool ''{0}'': removing {1} left by an unfinished create",
-                        name(), file);
-                Files.deleteIfExists(file);
-            }
-        }
-    }
-
-    private List<Path> files() {
-        try (Stream<Path> entries = Files.list(directory)) {
-            return entries.toList();
-        } catch (IOException e) {
-            throw new StorageException.Failed("listing pool directory " + directory + ": " + e.getMessage(), e);
-        }
-    }
-
-    private FsStats statvfs() {
+    /** Gives up ownership of the directory; the volumes stay. */
+    @Override
+    public void close() {
         try {
-            return FileSystems.statvfs(directory);
-        } catch (LinuxException e) {
-            throw new StorageException.Failed("statvfs of pool '" + name() + "': " + e.getMessage(), e);
+            ownership.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing the lock of pool '" + name() + "': " + e.getMessage());
         }
     }
 

@@ -11,6 +11,7 @@ import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.fs.Grower;
 import dev.hearth.storage.fs.NotBlankException;
 import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.SignatureProbe;
@@ -32,10 +33,12 @@ public final class Mounter {
 
     private final Formatter formatter;
     private final FormatJournal journal;
+    private final Grower grower;
 
-    public Mounter(Formatter formatter, FormatJournal journal) {
+    public Mounter(Formatter formatter, FormatJournal journal, Grower grower) {
         this.formatter = formatter;
         this.journal = journal;
+        this.grower = grower;
     }
 
     /**
@@ -54,6 +57,9 @@ public final class Mounter {
             return;
         }
         FilesystemType type = prepareFilesystem(volume, device, requested);
+        if (type == FilesystemType.EXT4) {
+            grower.growUnmountedExt4(device); // a restore or clone larger than its source
+        }
         try {
             Files.createDirectories(staging);
             Mounts.mount(device.toString(), staging, type.kernelName(), flags.flags(), flags.data());
@@ -65,6 +71,9 @@ public final class Mounter {
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw new StorageException.Failed("creating staging path " + staging + ": " + e.getMessage(), e);
+        }
+        if (type != FilesystemType.EXT4) {
+            grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
         }
     }
 
@@ -136,6 +145,28 @@ public final class Mounter {
 
     public boolean isMounted(Path path) {
         return mountAt(path).isPresent();
+    }
+
+    /** The type of the device's filesystem mounted at {@code path}; empty for a block publish or nothing. */
+    public Optional<FilesystemType> filesystemAt(Path device, Path path) {
+        return mountAt(path)
+                .filter(m -> device.toString().equals(m.source()))
+                .flatMap(m -> java.util.Arrays.stream(FilesystemType.values())
+                        .filter(t -> t.kernelName().equals(m.fsType())).findFirst());
+    }
+
+    /**
+     * Gives the group {@code gid} the volume's root directory, with group read/write and the
+     * setgid bit so new files inherit the group: what Kubernetes' fsGroup asks of a volume.
+     */
+    public void applyGroup(Path root, int gid) {
+        try {
+            Files.setAttribute(root, "unix:gid", gid);
+            int mode = (Integer) Files.getAttribute(root, "unix:mode");
+            Files.setAttribute(root, "unix:mode", (mode & 07777) | 02070);
+        } catch (IOException e) {
+            throw new StorageException.Failed("giving " + root + " to group " + gid + ": " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -251,7 +251,7 @@ class FilePoolTest {
                 .hasMessageContaining("fallocate");
 
         try (Stream<Path> files = Files.list(ext2.resolve("pool"))) {
-            assertThat(files.filter(f -> !f.getFileName().toString().equals(FilePool.LOCK_FILE))).isEmpty();
+            assertThat(files.filter(f -> !isPoolHousekeeping(f))).isEmpty();
         }
         assertThat(pool.capacity().allocatedBytes()).isZero();
         assertThat(pool.create(request("pvc-1", 4 * MIB, 0, THIN)).sizeBytes()).isEqualTo(4 * MIB);
@@ -498,6 +498,7 @@ class FilePoolTest {
         FilePool pool = open(64 * MIB, Provisioning.THIN);
 
         Files.delete(pool.config().directory().resolve(FilePool.LOCK_FILE));
+        Files.delete(pool.config().directory().resolve(FilePool.SNAPSHOTS));
         Files.delete(pool.config().directory());
 
         assertThat(pool.problem()).contains(pool.config().directory().toString());
@@ -606,7 +607,7 @@ class FilePoolTest {
 
     private List<String> poolFiles() throws IOException {
         try (Stream<Path> files = Files.list(dir.resolve("pool"))) {
-            return files.map(f -> f.getFileName().toString()).filter(f -> !f.equals(FilePool.LOCK_FILE)).toList();
+            return files.filter(f -> !isPoolHousekeeping(f)).map(f -> f.getFileName().toString()).toList();
         }
     }
 
@@ -663,5 +664,11 @@ class FilePoolTest {
             }
         }
         return buffer.array();
+    }
+
+    /** The pool's own lock file and snapshot directory, which are there from the moment it opens. */
+    private static boolean isPoolHousekeeping(Path file) {
+        String name = file.getFileName().toString();
+        return name.equals(FilePool.LOCK_FILE) || name.equals(FilePool.SNAPSHOTS);
     }
 }

@@ -17,6 +17,7 @@ import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.fs.Grower;
 import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolRunner;
@@ -60,7 +61,7 @@ class MounterTest {
     @BeforeEach
     void newMounter() throws IOException {
         journal = new FormatJournal(dir.resolve("state/formatting"));
-        mounter = new Mounter(new Formatter(tools), journal);
+        mounter = new Mounter(new Formatter(tools), journal, new Grower(tools));
     }
 
     @AfterEach

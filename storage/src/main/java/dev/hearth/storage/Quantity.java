@@ -1,4 +1,4 @@
-package dev.hearth.driver;
+package dev.hearth.storage;
 
 import java.util.Locale;
 import java.util.regex.Matcher;

@@ -1,0 +1,110 @@
+package dev.hearth.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.ScratchFilesystem;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+@RequiresRoot
+@RequiresTools("mkfs.ext4")
+class FreezeTest {
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+    private Path mnt;
+
+    @BeforeEach
+    void ext4OnALoopDevice() throws IOException {
+        mnt = ScratchFilesystem.mount(cleanup, dir, "ext4", 64L << 20).mountPoint();
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        cleanup.close();
+    }
+
+    @Test
+    void writersWaitWhileFrozenAndFinishOnceThawed() throws Exception {
+        Freeze.Frozen frozen = Freeze.freeze(mnt);
+        cleanup.add(frozen::close);
+
+        CompletableFuture<Path> write = CompletableFuture.supplyAsync(() -> {
+            try {
+                return Files.writeString(mnt.resolve("during-freeze"), "written");
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        assertThatThrownBy(() -> write.get(500, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+        frozen.close();
+
+        assertThat(write.get(10, TimeUnit.SECONDS)).hasContent("written");
+    }
+
+    @Test
+    void aFrozenFilesystemCannotBeFrozenAgain() throws IOException {
+        Freeze.Frozen frozen = Freeze.freeze(mnt);
+        cleanup.add(frozen::close);
+
+        assertThatThrownBy(() -> Freeze.freeze(mnt))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EBUSY)).isTrue())
+                .hasMessage("ioctl(" + mnt + ", FIFREEZE): EBUSY (Device or resource busy)");
+    }
+
+    @Test
+    void closingTwiceThawsOnceAndLeavesALaterFreezeAlone() throws IOException {
+        Freeze.Frozen first = Freeze.freeze(mnt);
+        first.close();
+        Freeze.Frozen second = Freeze.freeze(mnt);
+        cleanup.add(second::close);
+
+        first.close();
+
+        assertThatThrownBy(() -> Freeze.freeze(mnt)).as("still frozen by the second handle")
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EBUSY)).isTrue());
+        second.close();
+        Files.writeString(mnt.resolve("after-thaw"), "ok");
+    }
+
+    @Test
+    void aFilesystemWithoutFreezeSupportIsEopnotsupp() throws IOException {
+        Path tmpfs = Files.createDirectory(dir.resolve("tmpfs"));
+        Mounts.mount("tmpfs", tmpfs, "tmpfs", 0, "size=1m");
+        cleanup.add(() -> Mounts.unmount(tmpfs));
+
+        assertThatThrownBy(() -> Freeze.freeze(tmpfs))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EOPNOTSUPP)).isTrue());
+    }
+
+    @Test
+    void aDirectoryThatIsNotAMountPointIsRefusedAndNothingIsFrozen() throws IOException {
+        // Inside the scratch filesystem: if the guard ever failed, only that would freeze.
+        Path inside = Files.createDirectory(mnt.resolve("not-a-mount"));
+
+        assertThatThrownBy(() -> Freeze.freeze(inside))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a mount point");
+        Files.writeString(mnt.resolve("still-writable"), "ok");
+    }
+
+    @Test
+    void aMissingMountPointIsEnoent() {
+        assertThatThrownBy(() -> Freeze.freeze(dir.resolve("missing")))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue());
+    }
+}

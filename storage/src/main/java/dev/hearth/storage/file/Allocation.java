@@ -1,0 +1,109 @@
+package dev.hearth.storage.file;
+
+import dev.hearth.linux.FileSystems;
+import dev.hearth.linux.FsStats;
+import dev.hearth.linux.LinuxException;
+import dev.hearth.storage.Capacity;
+import dev.hearth.storage.StorageException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+/**
+ * A file pool's space: what its images hold (their full length, thin or not) plus what the
+ * operations in flight have claimed for images they are still writing. A claim is checked against
+ * the space left and recorded in one step, so two creates can never both take the last GiB.
+ * Claims live in memory only for as long as their operation runs; what a crash leaves on disk is
+ * counted from the files themselves.
+ */
+final class Allocation {
+
+    static final long GRANULARITY = 1L << 20;
+
+    private final FilePoolConfig config;
+    private final List<Path> directories;
+    private final Map<Path, Long> claims = new ConcurrentHashMap<>();
+
+    Allocation(FilePoolConfig config, List<Path> directories) {
+        this.config = config;
+        this.directories = List.copyOf(directories);
+    }
+
+    Capacity capacity() {
+        FsStats fs = statvfs();
+        long total = config.capacityBytes() > 0 ? config.capacityBytes() : fs.totalBytes();
+        long allocated = allocatedBytes();
+        long available = Math.max(0, Math.min(total - allocated, fs.availableBytes()));
+        available = available / GRANULARITY * GRANULARITY;
+        return new Capacity(total, allocated, available, available, GRANULARITY);
+    }
+
+    /**
+     * Claims room for {@code file} to be (or grow to) {@code size} bytes, or says there is none.
+     * The claim holds until {@link #release}.
+     */
+    synchronized void claim(Path file, long size, String purpose) {
+        long current = lengthOf(file);
+        long needed = size - current;
+        long available = capacity().availableBytes();
+        if (needed > available) {
+            throw new StorageException.Exhausted("pool '" + config.name() + "' has " + available
+                    + " bytes available; " + purpose + " needs " + needed + " more");
+        }
+        claims.put(file, size);
+    }
+
+    void release(Path file) {
+        claims.remove(file);
+    }
+
+    private long allocatedBytes() {
+        long total = 0;
+        for (Path directory : directories) {
+            for (Path file : list(directory)) {
+                String name = file.getFileName().toString();
+                if (ImageFiles.ours(file) && !name.endsWith(ImageFiles.METADATA)
+                        && !name.endsWith(ImageFiles.METADATA_TMP) && !claims.containsKey(file)) {
+                    total += lengthOf(file);
+                }
+            }
+        }
+        for (var claim : claims.entrySet()) {
+            total += Math.max(claim.getValue(), lengthOf(claim.getKey()));
+        }
+        return total;
+    }
+
+    private static long lengthOf(Path file) {
+        try {
+            return Files.size(file);
+        } catch (NoSuchFileException e) {
+            return 0;
+        } catch (IOException e) {
+            throw new StorageException.Failed("sizing " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static List<Path> list(Path directory) {
+        try (Stream<Path> entries = Files.list(directory)) {
+            return entries.toList();
+        } catch (NoSuchFileException e) {
+            return List.of();
+        } catch (IOException e) {
+            throw new StorageException.Failed("listing pool directory " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
+    private FsStats statvfs() {
+        try {
+            return FileSystems.statvfs(config.directory());
+        } catch (LinuxException e) {
+            throw new StorageException.Failed("statvfs of pool '" + config.name() + "': " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.hearth.storage.file;
+
+import dev.hearth.storage.AtomicFiles;
+import dev.hearth.storage.StorageException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/** One directory of images with their metadata files: the file pool's volumes, or its snapshots. */
+final class FileImages {
+
+    private static final System.Logger LOG = System.getLogger(FileImages.class.getName());
+
+    interface Decoder<T> {
+        T decode(String text) throws IOException;
+    }
+
+    private final Path directory;
+
+    FileImages(Path directory) {
+        this.directory = directory;
+    }
+
+    Path directory() {
+        return directory;
+    }
+
+    <T> Optional<T> read(Path metadata, Decoder<T> decoder) {
+        try {
+            return Optional.of(decoder.decode(Files.readString(metadata)));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading " + metadata + ": " + e.getMessage(), e);
+        }
+    }
+
+    List<Path> metadataFiles() {
+        return files().stream().filter(f -> f.getFileName().toString().endsWith(ImageFiles.METADATA)).toList();
+    }
+
+    /** Removes an image and its metadata; the image goes first, so a crash leaves metadata a retry clears. */
+    void delete(ImageFiles files, String what) {
+        try {
+            Files.deleteIfExists(files.image());
+            Files.deleteIfExists(files.partial());
+            Files.deleteIfExists(files.metadata());
+            AtomicFiles.syncDirectory(directory);
+        } catch (IOException e) {
+            throw new StorageException.Failed("deleting " + what + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes partial images, images without metadata and metadata temp files: work never acknowledged. */
+    void removeUnfinished() throws IOException {
+        for (Path file : files()) {
+            String name = file.getFileName().toString();
+            boolean unfinished = ImageFiles.ours(file) && (name.endsWith(ImageFiles.PARTIAL)
+                    || name.endsWith(ImageFiles.METADATA_TMP)
+                    || (name.endsWith(ImageFiles.IMAGE) && !Files.exists(metadataOf(file))));
+            if (unfinished) {
+                LOG.log(System.Logger.Level.INFO, "removing {0}, left by an operation that did not finish", file);
+                Files.deleteIfExists(file);
+            }
+        }
+    }
+
+    private static Path metadataOf(Path image) {
+        String name = image.getFileName().toString();
+        return image.resolveSibling(name.substring(0, name.length() - ImageFiles.IMAGE.length())
+                + ImageFiles.METADATA);
+    }
+
+    private List<Path> files() {
+        try (Stream<Path> entries = Files.list(directory)) {
+            return entries.toList();
+        } catch (IOException e) {
+            throw new StorageException.Failed("listing " + directory + ": " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package dev.hearth.storage.file;
+
+import dev.hearth.storage.Snapshot;
+import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeId;
+import java.io.IOException;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/** The metadata files beside volume and snapshot images, as Java properties (format version 1). */
+final class Metadata {
+
+    private static final String FORMAT = "1";
+    private static final String PARAM = "param.";
+
+    private Metadata() {}
+
+    static String encode(Volume volume) {
+        Properties props = header(volume.id().toString(), volume.name(), volume.sizeBytes(), volume.createdAt());
+        volume.parameters().forEach((k, v) -> props.setProperty(PARAM + k, v));
+        return store(props, "hearth volume");
+    }
+
+    static Volume decode(VolumeId id, String text) throws IOException {
+        Properties props = load(id.toString(), text);
+        Map<String, String> parameters = new TreeMap<>();
+        for (String key : props.stringPropertyNames()) {
+            if (key.startsWith(PARAM)) {
+                parameters.put(key.substring(PARAM.length()), props.getProperty(key));
+            }
+        }
+        try {
+            return new Volume(id, props.getProperty("name"), Long.parseLong(props.getProperty("size")), parameters,
+                    Instant.parse(props.getProperty("created")));
+        } catch (RuntimeException e) {
+            throw new IOException("metadata of " + id + " is malformed: " + e.getMessage(), e);
+        }
+    }
+
+    static String encode(Snapshot snapshot) {
+        Properties props = header(snapshot.id().toString(), snapshot.name(), snapshot.sizeBytes(),
+                snapshot.createdAt());
+        props.setProperty("source", snapshot.source().toString());
+        return store(props, "hearth snapshot");
+    }
+
+    static Snapshot decode(SnapshotId id, String text) throws IOException {
+        Properties props = load(id.toString(), text);
+        try {
+            VolumeId source = VolumeId.parse(props.getProperty("source")).orElseThrow(
+                    () -> new IllegalArgumentException("bad source " + props.getProperty("source")));
+            return new Snapshot(id, props.getProperty("name"), source, Long.parseLong(props.getProperty("size")),
+                    Instant.parse(props.getProperty("created")));
+        } catch (RuntimeException e) {
+            throw new IOException("metadata of " + id + " is malformed: " + e.getMessage(), e);
+        }
+    }
+
+    private static Properties header(String id, String name, long size, Instant created) {
+        Properties props = new Properties();
+        props.setProperty("format", FORMAT);
+        props.setProperty("id", id);
+        props.setProperty("name", name);
+        props.setProperty("size", Long.toString(size));
+        props.setProperty("created", created.toString());
+        return props;
+    }
+
+    private static String store(Properties props, String what) {
+        StringWriter out = new StringWriter();
+        try {
+            props.store(out, what + "; written atomically, do not edit");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString();
+    }
+
+    private static Properties load(String id, String text) throws IOException {
+        Properties props = new Properties();
+        props.load(new StringReader(text));
+        if (!FORMAT.equals(props.getProperty("format")) || !id.equals(props.getProperty("id"))) {
+            throw new IOException("metadata of " + id + " has format " + props.getProperty("format")
+                    + " and id " + props.getProperty("id"));
+        }
+        return props;
+    }
+}

@@ -1,0 +1,57 @@
+package dev.hearth.storage.mount;
+
+import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.VolumeCondition;
+import dev.hearth.storage.fs.Ext4Health;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * A published volume's condition as this node sees it, beyond what its pool knows: the loop
+ * device still attached to a live backing file, something still mounted at the volume path, and
+ * the filesystem not reporting errors.
+ */
+public final class VolumeHealth {
+
+    private VolumeHealth() {}
+
+    /**
+     * @param pool the pool's own verdict, which wins when abnormal
+     * @param device the device the volume is attached as, if any
+     */
+    public static VolumeCondition check(VolumeCondition pool, Optional<Path> device, Path volumePath) {
+        if (pool.abnormal()) {
+            return pool;
+        }
+        if (device.isEmpty()) {
+            return VolumeCondition.abnormal("the volume's device is not attached on this node any more");
+        }
+        try {
+            Optional<LoopAttachment> loop = Loop.list().stream()
+                    .filter(a -> a.device().path().equals(device.get())).findFirst();
+            if (loop.isPresent() && loop.get().backingDeleted()) {
+                return VolumeCondition.abnormal(device.get() + " serves a backing file that has been deleted: "
+                        + loop.get().backingFile());
+            }
+            Optional<MountEntry> mount = MountInfo.at(volumePath);
+            if (mount.isEmpty() && !BlockDevices.isBlockDevice(volumePath)) {
+                return VolumeCondition.abnormal("nothing is mounted at " + volumePath + " any more");
+            }
+            OptionalLong errors = Ext4Health.errorCount(device.get());
+            if (errors.isPresent() && errors.getAsLong() > 0) {
+                return VolumeCondition.abnormal("ext4 on " + device.get() + " has recorded " + errors.getAsLong()
+                        + " errors; check the kernel log and run e2fsck");
+            }
+            return VolumeCondition.NORMAL;
+        } catch (IOException e) {
+            throw new StorageException.Failed("checking " + volumePath + ": " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package dev.hearth.storage.fs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.ScratchFilesystem;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class Ext4HealthTest {
+
+    private static final long MIB = 1L << 20;
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        cleanup.close();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void aHealthyMountCountsNoErrorsAndEachErrorTheKernelRecordsIsCounted() throws IOException {
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, "ext4", 64 * MIB);
+
+        assertThat(Ext4Health.errorCount(fs.device().path())).hasValue(0);
+
+        // ext4's own debugging hook: records an error exactly as a corrupt block found would.
+        // The mount carries on after errors (mkfs's default), so the filesystem stays usable.
+        Path trigger = Path.of("/sys/fs/ext4", fs.device().path().getFileName().toString(), "trigger_fs_error");
+        Files.writeString(trigger, "hearth test");
+
+        assertThat(Ext4Health.errorCount(fs.device().path())).hasValue(1);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.xfs")
+    void anotherFilesystemHasNoExt4Record() throws IOException {
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, "xfs", 320 * MIB);
+
+        assertThat(Ext4Health.errorCount(fs.device().path())).isEmpty();
+    }
+
+    @Test
+    void aDeviceThatDoesNotExistHasNoRecord() throws IOException {
+        assertThat(Ext4Health.errorCount(dir.resolve("no-such-device"))).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void aSymlinkToTheDeviceIsFollowedToItsKernelName() throws IOException {
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, "ext4", 64 * MIB);
+        Path link = Files.createSymbolicLink(dir.resolve("by-id-link"), fs.device().path());
+
+        assertThat(Ext4Health.errorCount(link)).hasValue(0);
+    }
+}

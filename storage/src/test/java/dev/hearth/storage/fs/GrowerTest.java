@@ -1,0 +1,179 @@
+package dev.hearth.storage.fs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.hearth.linux.Capabilities;
+import dev.hearth.linux.FileSystems;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.tool.ToolException;
+import dev.hearth.storage.tool.ToolRunner;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
+
+@RequiresRoot
+@RequiresTools({"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "resize2fs", "xfs_growfs", "btrfs", "e2fsck", "xfs_repair"})
+class GrowerTest {
+
+    private static final long MIB = 1L << 20;
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    @TempDir
+    Path dir;
+
+    private final Cleanup cleanup = new Cleanup();
+    private final ToolRunner tools = new ToolRunner();
+    /** Every command the grower ran, run for real. */
+    private final List<List<String>> ran = new ArrayList<>();
+    private final Grower grower = new Grower((argv, timeout) -> {
+        ran.add(argv);
+        return tools.run(argv, timeout);
+    });
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        cleanup.close();
+    }
+
+    @ParameterizedTest(name = "{0} {1} -> {2} MiB")
+    @CsvSource({"XFS, 320, 512", "BTRFS, 128, 256"})
+    void growsOnlineToTheNewDeviceSizeKeepingDataAndThenHasNothingToDo(FilesystemType type, long fromMib, long toMib)
+            throws IOException {
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, type.kernelName(), fromMib * MIB);
+        byte[] data = random(8 * MIB);
+        Files.write(fs.mountPoint().resolve("data"), data);
+
+        growDevice(fs, toMib * MIB);
+        grower.growMounted(fs.device().path(), fs.mountPoint(), type);
+
+        assertThat(ran).containsExactly(Grower.growCommand(type, fs.device().path(), fs.mountPoint()));
+        assertThat(FileSystems.statvfs(fs.mountPoint()).totalBytes())
+                .as("more than the old device could hold").isGreaterThan(fromMib * MIB)
+                .isLessThanOrEqualTo(toMib * MIB);
+        grower.growMounted(fs.device().path(), fs.mountPoint(), type);
+        assertThat(ran).as("the second call runs no tool").hasSize(1);
+        assertConsistentAfterRemount(fs, type, data);
+    }
+
+    @Test
+    void ext4GrowsOnlineWhenTheProcessHasCapSysResource() throws IOException {
+        assumeTrue(Capabilities.effective(Capabilities.CAP_SYS_RESOURCE),
+                "online ext4 resize needs CAP_SYS_RESOURCE, which this test process lacks");
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, "ext4", 64 * MIB);
+        byte[] data = random(8 * MIB);
+        Files.write(fs.mountPoint().resolve("data"), data);
+
+        growDevice(fs, 128 * MIB);
+        grower.growMounted(fs.device().path(), fs.mountPoint(), FilesystemType.EXT4);
+
+        assertThat(FileSystems.statvfs(fs.mountPoint()).totalBytes()).isGreaterThan(64 * MIB);
+        assertThat(FilesystemSize.of(fs.device().path())).hasValue(128 * MIB);
+        grower.growMounted(fs.device().path(), fs.mountPoint(), FilesystemType.EXT4);
+        assertThat(ran).hasSize(1);
+        assertConsistentAfterRemount(fs, FilesystemType.EXT4, data);
+    }
+
+    @Test
+    void ext4WithoutCapSysResourceFailsNamingTheCapabilityAndKeepsItsData() throws IOException {
+        assumeFalse(Capabilities.effective(Capabilities.CAP_SYS_RESOURCE),
+                "this test process has CAP_SYS_RESOURCE, so the grow succeeds instead");
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, "ext4", 64 * MIB);
+        byte[] data = random(8 * MIB);
+        Files.write(fs.mountPoint().resolve("data"), data);
+        growDevice(fs, 128 * MIB);
+
+        assertThatThrownBy(() -> grower.growMounted(fs.device().path(), fs.mountPoint(), FilesystemType.EXT4))
+                .isInstanceOf(StorageException.Failed.class)
+                .hasMessageContaining("needs CAP_SYS_RESOURCE")
+                .hasMessageContaining("Permission denied to resize filesystem")
+                .hasCauseInstanceOf(ToolException.class);
+        assertThat(FilesystemSize.of(fs.device().path())).hasValue(64 * MIB);
+        assertConsistentAfterRemount(fs, FilesystemType.EXT4, data);
+    }
+
+    @ParameterizedTest
+    @EnumSource(FilesystemType.class)
+    void aFilesystemThatAlreadyFillsItsDeviceRunsNoTool(FilesystemType type) throws IOException {
+        long size = type == FilesystemType.XFS ? 320 * MIB : 128 * MIB;
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, type.kernelName(), size);
+
+        grower.growMounted(fs.device().path(), fs.mountPoint(), type);
+
+        assertThat(ran).isEmpty();
+    }
+
+    @Test
+    void aDeviceWithoutAFilesystemIsAFailureNotAGuess() throws IOException {
+        Path image = dir.resolve("blank.img");
+        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
+            file.setLength(64 * MIB);
+        }
+        LoopDevice device = Loop.attach(image, false, true);
+        cleanup.add(() -> Loop.detach(device));
+
+        assertThatThrownBy(() -> grower.growMounted(device.path(), dir, FilesystemType.EXT4))
+                .isInstanceOf(StorageException.Failed.class)
+                .hasMessageContaining("no ext4 superblock found on " + device.path());
+        assertThat(ran).isEmpty();
+    }
+
+    @Test
+    void ext4IsGrownThroughItsDeviceAndTheOthersThroughTheirMountPoint() {
+        Path device = Path.of("/dev/loop7");
+        Path mnt = Path.of("/var/lib/kubelet/x/mount");
+
+        assertThat(Grower.growCommand(FilesystemType.EXT4, device, mnt)).containsExactly("resize2fs", "/dev/loop7");
+        assertThat(Grower.growCommand(FilesystemType.XFS, device, mnt))
+                .containsExactly("xfs_growfs", "-d", mnt.toString());
+        assertThat(Grower.growCommand(FilesystemType.BTRFS, device, mnt))
+                .containsExactly("btrfs", "filesystem", "resize", "max", mnt.toString());
+    }
+
+    private static void growDevice(ScratchFilesystem fs, long size) throws IOException {
+        try (RandomAccessFile image = new RandomAccessFile(fs.image().toFile(), "rw")) {
+            image.setLength(size);
+        }
+        Loop.setCapacity(fs.device());
+    }
+
+    /** Unmounts, has the filesystem's checker look it over read-only, mounts again and reads the data back. */
+    private void assertConsistentAfterRemount(ScratchFilesystem fs, FilesystemType type, byte[] data)
+            throws IOException {
+        Mounts.unmount(fs.mountPoint());
+        String device = fs.device().path().toString();
+        tools.run(switch (type) {
+            case EXT4 -> List.of("e2fsck", "-f", "-n", device);
+            case XFS -> List.of("xfs_repair", "-n", device);
+            case BTRFS -> List.of("btrfs", "check", "--readonly", device);
+        }, TIMEOUT);
+        Mounts.mount(device, fs.mountPoint(), type.kernelName(), 0, null);
+        assertThat(Files.readAllBytes(fs.mountPoint().resolve("data"))).isEqualTo(data);
+    }
+
+    private static byte[] random(long size) {
+        byte[] bytes = new byte[Math.toIntExact(size)];
+        new Random(size).nextBytes(bytes);
+        return bytes;
+    }
+}
