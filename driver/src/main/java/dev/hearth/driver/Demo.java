@@ -2,19 +2,24 @@ package dev.hearth.driver;
 
 import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.GetPluginInfoResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
 import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
-import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.csi.v1.VolumeCapability.AccessMode;
+import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.storage.Quantity;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -36,6 +41,8 @@ final class Demo {
 
     private static final long FS_SIZE = 256L << 20;
     private static final long BLOCK_SIZE = 64L << 20;
+    /** xfs wants at least 300 MB. */
+    private static final long XFS_SIZE = 320L << 20;
 
     private final IdentityGrpc.IdentityBlockingStub identity;
     private final ControllerGrpc.ControllerBlockingStub controller;
@@ -61,6 +68,7 @@ final class Demo {
         out.printf("      %s available in the pool%n", Quantity.format(available));
         filesystemVolume();
         blockVolume();
+        dataServicesVolume();
     }
 
     private void filesystemVolume() throws Exception {
@@ -92,6 +100,88 @@ final class Demo {
         }
         out.printf("      read back: %s", read);
         teardown(id, staging, target);
+    }
+
+    /**
+     * An xfs volume this time: its clone must get a fresh filesystem UUID to mount beside it, and
+     * xfs grows online with the privileges any node plugin has (ext4's online resize also needs
+     * CAP_SYS_RESOURCE).
+     */
+    private void dataServicesVolume() throws Exception {
+        out.println("\n  Snapshot, restore, clone and online expansion (an xfs volume):");
+        VolumeCapability capability = VolumeCapability.newBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("xfs"))
+                .setAccessMode(AccessMode.newBuilder().setMode(AccessMode.Mode.SINGLE_NODE_WRITER))
+                .build();
+        String id = create("demo-xfs", XFS_SIZE, capability);
+        Path staging = Files.createDirectories(workDir.resolve("staging-xfs"));
+        Path target = workDir.resolve("pod-xfs");
+        stageAndPublish(id, capability, staging, target, "NodeStage+NodePublish: mkfs.xfs, mount, bind");
+        step("write hello.txt", () -> {
+            Files.writeString(target.resolve("hello.txt"), "in the snapshot\n");
+            return null;
+        });
+        dataServices(id, capability, target);
+        teardown(id, staging, target);
+    }
+
+    /** Snapshot, restore into a larger volume, clone, and grow the original while it is mounted. */
+    private void dataServices(String id, VolumeCapability capability, Path target) throws Exception {
+        out.println("\n  Snapshot, restore, clone and online expansion of that volume:");
+        String snapshot = step("CreateSnapshot demo-snapshot (filesystem frozen while it is taken)", () ->
+                controller.createSnapshot(CreateSnapshotRequest.newBuilder().setName("demo-snapshot")
+                        .setSourceVolumeId(id).build()).getSnapshot().getSnapshotId());
+        out.printf("      snapshot id %s%n", snapshot);
+        step("write after-snapshot.txt in the original", () -> {
+            Files.writeString(target.resolve("after-snapshot.txt"), "not in the snapshot\n");
+            return null;
+        });
+        String restored = create("demo-restored", 2 * XFS_SIZE, capability, VolumeContentSource.newBuilder()
+                .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snapshot)).build());
+        Path restoredStaging = Files.createDirectories(workDir.resolve("staging-restored"));
+        Path restoredTarget = workDir.resolve("pod-restored");
+        stageAndPublish(restored, capability, restoredStaging, restoredTarget,
+                "NodeStage+NodePublish the restored volume (its xfs grown to fill it)");
+        boolean hasHello = Files.exists(restoredTarget.resolve("hello.txt"));
+        boolean hasAfter = Files.exists(restoredTarget.resolve("after-snapshot.txt"));
+        out.printf(Locale.ROOT, "      restored volume: hello.txt %s, after-snapshot.txt %s, filesystem %s%n",
+                hasHello ? "present" : "MISSING", hasAfter ? "PRESENT" : "absent",
+                Quantity.format(Files.getFileStore(restoredTarget).getTotalSpace()));
+        if (!hasHello || hasAfter) {
+            throw new IllegalStateException("the restored volume does not hold the snapshot's content");
+        }
+        String clone = create("demo-clone", XFS_SIZE, capability, VolumeContentSource.newBuilder()
+                .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId(id)).build());
+        Path cloneStaging = Files.createDirectories(workDir.resolve("staging-clone"));
+        Path cloneTarget = workDir.resolve("pod-clone");
+        stageAndPublish(clone, capability, cloneStaging, cloneTarget,
+                "NodeStage+NodePublish the clone, mounted beside its source (fresh xfs UUID)");
+        out.printf("      clone holds after-snapshot.txt: %s%n",
+                Files.exists(cloneTarget.resolve("after-snapshot.txt")) ? "yes" : "NO");
+        long before = Files.getFileStore(target).getTotalSpace();
+        long grown = step("NodeExpandVolume the mounted original to 640 MiB (file, loop device, xfs_growfs)", () ->
+                node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id)
+                        .setVolumePath(target.toString())
+                        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(2 * XFS_SIZE)).build())
+                        .getCapacityBytes());
+        out.printf("      volume %s; the mounted filesystem grew from %s to %s without unmounting%n",
+                Quantity.format(grown), Quantity.format(before),
+                Quantity.format(Files.getFileStore(target).getTotalSpace()));
+        teardown(clone, cloneStaging, cloneTarget);
+        teardown(restored, restoredStaging, restoredTarget);
+        step("DeleteSnapshot", () -> controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder()
+                .setSnapshotId(snapshot).build()));
+    }
+
+    private void stageAndPublish(String id, VolumeCapability capability, Path staging, Path target, String title)
+            throws Exception {
+        step(title, () -> {
+            node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
+            return node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
+                    .setVolumeCapability(capability).build());
+        });
     }
 
     private void blockVolume() throws Exception {
@@ -133,10 +223,20 @@ final class Demo {
     }
 
     private String create(String name, long size, VolumeCapability capability) throws Exception {
-        String id = step("CreateVolume " + name + " (" + Quantity.format(size) + ")", () -> controller.createVolume(
-                CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(capability)
-                        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(size)).build())
-                .getVolume().getVolumeId());
+        return create(name, size, capability, null);
+    }
+
+    private String create(String name, long size, VolumeCapability capability, VolumeContentSource source)
+            throws Exception {
+        CreateVolumeRequest.Builder request = CreateVolumeRequest.newBuilder().setName(name)
+                .addVolumeCapabilities(capability).setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(size));
+        String from = "";
+        if (source != null) {
+            request.setVolumeContentSource(source);
+            from = source.hasSnapshot() ? " from the snapshot" : " as a clone of the first volume";
+        }
+        String id = step("CreateVolume " + name + " (" + Quantity.format(size) + ")" + from, () ->
+                controller.createVolume(request.build()).getVolume().getVolumeId());
         out.printf("      volume id %s%n", id);
         return id;
     }

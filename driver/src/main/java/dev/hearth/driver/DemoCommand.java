@@ -10,7 +10,9 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.Posix;
 import dev.hearth.storage.Provisioning;
+import dev.hearth.storage.Quantity;
 import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.fs.FilesystemType;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -21,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
@@ -60,7 +63,7 @@ final class DemoCommand implements Callable<Integer> {
         FilePoolConfig config = new FilePoolConfig("demo", pool, Quantity.parse(capacity), Provisioning.THICK, true,
                 FilePoolConfig.DEFAULT_VOLUME_BYTES);
         Driver driver = Driver.start(new Driver.Settings(endpoint, "demo-node", "csi.hearth.dev",
-                work.resolve("state"), List.of(config), null, 100));
+                work.resolve("state"), List.of(config), null, 100, Optional.empty(), FilesystemType.EXT4));
         out.printf(Locale.ROOT, "hearth %s serving %s (file pool in %s, %s); started in %.0f ms%n%n",
                 Driver.version(), endpoint, pool, Quantity.format(config.capacityBytes()),
                 (System.nanoTime() - start) / 1e6);

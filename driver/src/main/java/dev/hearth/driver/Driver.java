@@ -4,6 +4,9 @@ import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import dev.hearth.controller.ControllerService;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.driver.metrics.Metrics;
+import dev.hearth.driver.metrics.MetricsAddress;
+import dev.hearth.driver.metrics.MetricsServer;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.GrpcServer;
@@ -13,11 +16,14 @@ import dev.hearth.driver.server.VolumeLocks;
 import dev.hearth.identity.IdentityService;
 import dev.hearth.node.NodeService;
 import dev.hearth.storage.Pool;
+import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.file.FilePool;
 import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
+import dev.hearth.storage.fs.Grower;
 import dev.hearth.storage.mount.FormatJournal;
 import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.tool.ToolRunner;
@@ -39,7 +45,8 @@ public final class Driver implements AutoCloseable {
 
     /** Everything a running driver is made from. */
     public record Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir,
-            List<FilePoolConfig> pools, String defaultPool, long maxVolumes) {
+            List<FilePoolConfig> pools, String defaultPool, long maxVolumes, Optional<MetricsAddress> metricsAddress,
+            FilesystemType defaultFsType) {
 
         public Settings {
             pools = List.copyOf(pools);
@@ -49,11 +56,16 @@ public final class Driver implements AutoCloseable {
     private final GrpcServer server;
     private final ExecutorService handlers;
     private final Pools pools;
+    private final Metrics metrics;
+    private final Optional<MetricsServer> metricsServer;
 
-    private Driver(GrpcServer server, ExecutorService handlers, Pools pools) {
+    private Driver(GrpcServer server, ExecutorService handlers, Pools pools, Metrics metrics,
+            Optional<MetricsServer> metricsServer) {
         this.server = server;
         this.handlers = handlers;
         this.pools = pools;
+        this.metrics = metrics;
+        this.metricsServer = metricsServer;
     }
 
     public static Driver start(Settings settings) throws IOException {
@@ -70,23 +82,40 @@ public final class Driver implements AutoCloseable {
     }
 
     private static Driver start(Settings settings, Pools pools) throws IOException {
-        Mounter mounter = new Mounter(new Formatter(new ToolRunner()),
-                new FormatJournal(settings.stateDir().resolve("formatting")));
+        ToolRunner tools = new ToolRunner();
+        Grower grower = new Grower(tools);
+        Mounter mounter = new Mounter(new Formatter(tools), new FormatJournal(settings.stateDir().resolve("formatting")),
+                grower, settings.defaultFsType());
+        boolean expansion = pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.EXPANSION));
         var services = List.of(
-                new IdentityService(settings.driverName(), version(), () -> problem(pools)).bindService(),
+                new IdentityService(settings.driverName(), version(), () -> problem(pools), expansion).bindService(),
                 new ControllerService(pools, settings.nodeId()).bindService(),
-                new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter).bindService());
-        var interceptors = List.of(new RequestLogging(),
+                new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
+                        settings.stateDir().resolve("ephemeral")).bindService());
+        Metrics metrics = Metrics.create(pools.all(), p -> p.listSnapshots().size());
+        var interceptors = List.of(new RequestLogging(), metrics.interceptor(),
                 new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
+        GrpcServer server = null;
         try {
-            return new Driver(GrpcServer.start(settings.endpoint(), services, interceptors, handlers), handlers,
-                    pools);
+            server = GrpcServer.start(settings.endpoint(), services, interceptors, handlers);
+            // After the socket is up, so /healthz never says ok for a driver that does not serve yet.
+            Optional<MetricsServer> http = settings.metricsAddress().isEmpty() ? Optional.empty()
+                    : Optional.of(metrics.serve(settings.metricsAddress().get(), () -> problem(pools)));
+            return new Driver(server, handlers, pools, metrics, http);
         } catch (IOException | RuntimeException e) {
+            if (server != null) {
+                server.close();
+            }
             handlers.shutdownNow();
+            metrics.close();
             throw e;
         }
+    }
+
+    public Optional<MetricsAddress> metricsAddress() {
+        return metricsServer.map(MetricsServer::address);
     }
 
     public Endpoint endpoint() {
@@ -96,7 +125,9 @@ public final class Driver implements AutoCloseable {
     /** Stops taking calls, lets running ones finish within {@code grace}, then stops. */
     public void shutdown(Duration grace) {
         server.shutdown(grace);
+        metricsServer.ifPresent(MetricsServer::close); // before the pools close: the gauges read them
         handlers.shutdownNow();
+        metrics.close();
         pools.all().forEach(Pool::close);
     }
 

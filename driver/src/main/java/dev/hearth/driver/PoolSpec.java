@@ -1,6 +1,7 @@
 package dev.hearth.driver;
 
 import dev.hearth.storage.Provisioning;
+import dev.hearth.storage.Quantity;
 import dev.hearth.storage.file.FilePoolConfig;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;

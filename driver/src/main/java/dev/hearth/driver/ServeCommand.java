@@ -1,14 +1,17 @@
 package dev.hearth.driver;
 
+import dev.hearth.driver.metrics.MetricsAddress;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.LogFormat;
 import dev.hearth.driver.server.ShutdownSignal;
 import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.fs.FilesystemType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -67,6 +70,17 @@ final class ServeCommand implements Callable<Integer> {
             description = "On SIGTERM, how long running calls may take to finish (e.g. 30s, 2m). Default: 30s.")
     Duration shutdownGrace;
 
+    @Option(names = "--default-fs-type", defaultValue = "ext4", paramLabel = "TYPE",
+            description = "The filesystem a blank volume gets when its StorageClass names none "
+                    + "(csi.storage.k8s.io/fstype): ext4, xfs or btrfs. Default: ${DEFAULT-VALUE}.")
+    String defaultFsType;
+
+    @Option(names = "--metrics-address", defaultValue = ":9818", paramLabel = "[HOST]:PORT",
+            description = "Where to serve Prometheus metrics (/metrics) and a readiness check (/healthz) over plain "
+                    + "HTTP: :PORT for every interface, HOST:PORT or [IPv6]:PORT for one; empty turns it off. "
+                    + "Default: ${DEFAULT-VALUE} (9808 is the livenessprobe sidecar's).")
+    String metricsAddress;
+
     @Option(names = "--log-level", defaultValue = "info", paramLabel = "LEVEL",
             description = "error, warn, info or debug (debug logs requests, secrets stripped). Default: info.")
     String logLevel;
@@ -86,10 +100,12 @@ final class ServeCommand implements Callable<Integer> {
             configs.add(parse(() -> PoolSpec.parse(pool, stateDir)));
         }
         Endpoint where = parse(() -> Endpoint.parse(endpoint));
+        Optional<MetricsAddress> metrics = metricsAddress.isBlank() ? Optional.empty()
+                : Optional.of(parse(() -> MetricsAddress.parse(metricsAddress)));
         Driver driver;
         try {
             driver = Driver.start(new Driver.Settings(where, nodeId, driverName, stateDir, configs, defaultPool,
-                    maxVolumes));
+                    maxVolumes, metrics, parse(() -> FilesystemType.parse(defaultFsType))));
         } catch (IllegalArgumentException e) {
             // The set of pools is wrong (a name given twice, an unknown --default-pool): the flags' fault.
             throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -99,7 +115,8 @@ final class ServeCommand implements Callable<Integer> {
             return 1;
         }
         LOG.info(() -> "hearth " + Driver.version() + " serving " + driver.endpoint() + " for node " + nodeId
-                + " with pools " + configs.stream().map(c -> c.name() + "=" + c.directory()).toList());
+                + " with pools " + configs.stream().map(c -> c.name() + "=" + c.directory()).toList()
+                + driver.metricsAddress().map(a -> ", metrics on " + a).orElse(""));
         try (ShutdownSignal signal = ShutdownSignal.install(() -> {
             LOG.info("stopping: letting running calls finish for up to " + shutdownGrace.toSeconds() + "s");
             driver.shutdown(shutdownGrace);

@@ -34,16 +34,23 @@ public final class Mounter {
     private final Formatter formatter;
     private final FormatJournal journal;
     private final Grower grower;
+    private final FilesystemType defaultType;
 
     public Mounter(Formatter formatter, FormatJournal journal, Grower grower) {
+        this(formatter, journal, grower, FilesystemType.EXT4);
+    }
+
+    /** @param defaultType what a blank volume is formatted as when the request names no filesystem */
+    public Mounter(Formatter formatter, FormatJournal journal, Grower grower, FilesystemType defaultType) {
         this.formatter = formatter;
         this.journal = journal;
         this.grower = grower;
+        this.defaultType = defaultType;
     }
 
     /**
      * Mounts the device's filesystem at the staging path, first making one if (and only if) the
-     * device is provably empty. {@code requested} empty means "whatever is there, else ext4".
+     * device is provably empty. {@code requested} empty means "whatever is there, else the default".
      */
     public void stageFilesystem(VolumeId volume, Path device, Path staging, Optional<FilesystemType> requested,
             List<String> options) {
@@ -86,7 +93,7 @@ public final class Mounter {
         } catch (IOException e) {
             throw new StorageException.Failed("reading " + device + ": " + e.getMessage(), e);
         }
-        FilesystemType wanted = requested.orElse(FilesystemType.EXT4);
+        FilesystemType wanted = requested.orElse(defaultType);
         if (journal.isOpen(volume)) {
             // Our own mkfs on this empty volume was cut short; what it left is ours to replace.
             format(device, wanted, () -> formatter.reformatInterrupted(device, wanted, size));

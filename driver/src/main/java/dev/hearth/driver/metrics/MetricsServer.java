@@ -1,0 +1,137 @@
+package dev.hearth.driver.metrics;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Plain HTTP beside the CSI socket: {@code GET /metrics} for Prometheus and {@code GET /healthz}
+ * for a kubelet probe (200 "ok", or 503 with what is wrong). Anything else is 404, or 405 for
+ * another method on those two paths.
+ */
+public final class MetricsServer implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(MetricsServer.class.getName());
+
+    /** The text format {@link PrometheusMeterRegistry#scrape()} writes: classic, not OpenMetrics. */
+    static final String METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    private static final String TEXT = "text/plain; charset=utf-8";
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final MetricsAddress address;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private MetricsServer(HttpServer server, ExecutorService executor, MetricsAddress address) {
+        this.server = server;
+        this.executor = executor;
+        this.address = address;
+    }
+
+    /**
+     * Binds and starts serving.
+     *
+     * @param problem what the readiness check finds wrong, empty when the driver can serve
+     * @throws IOException when the address cannot be bound or its host does not resolve
+     */
+    public static MetricsServer start(MetricsAddress address, PrometheusMeterRegistry registry,
+            Supplier<Optional<String>> problem) throws IOException {
+        InetSocketAddress socket = address.socketAddress();
+        if (socket.isUnresolved()) {
+            throw new IOException("cannot serve metrics on " + address + ": host '" + address.host()
+                    + "' does not resolve");
+        }
+        HttpServer server;
+        try {
+            server = HttpServer.create(socket, 0);
+        } catch (IOException e) {
+            throw new IOException("cannot serve metrics on " + address + ": " + e.getMessage(), e);
+        }
+        // A scrape reads every pool; on virtual threads a slow one does not hold up a probe.
+        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        server.setExecutor(executor);
+        server.createContext("/", exchange -> handle(exchange, registry, problem));
+        server.start();
+        MetricsAddress bound = new MetricsAddress(address.host(), server.getAddress().getPort());
+        LOG.info(() -> "serving metrics on " + bound);
+        return new MetricsServer(server, executor, bound);
+    }
+
+    /** The address served; for port 0, the port actually bound. */
+    public MetricsAddress address() {
+        return address;
+    }
+
+    public int port() {
+        return address.port();
+    }
+
+    /**
+     * Stops at once: a scrape in flight is cut off, Prometheus just misses one. Closing again does
+     * nothing, so both the signal handler and main may call it.
+     */
+    @Override
+    public void close() {
+        if (closed.getAndSet(true)) {
+            return;
+        }
+        server.stop(0);
+        executor.shutdownNow();
+        LOG.info(() -> "stopped serving metrics on " + address);
+    }
+
+    private static void handle(HttpExchange exchange, PrometheusMeterRegistry registry,
+            Supplier<Optional<String>> problem) throws IOException {
+        try (exchange) {
+            Response response;
+            try {
+                response = respond(exchange.getRequestMethod(), exchange.getRequestURI().getPath(), registry, problem);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "answering " + exchange.getRequestURI() + " failed", e);
+                response = new Response(500, TEXT, "internal error: " + e + "\n");
+            }
+            if (response.status() == 405) {
+                exchange.getResponseHeaders().set("Allow", "GET");
+            }
+            send(exchange, response);
+        }
+    }
+
+    private static Response respond(String method, String path, PrometheusMeterRegistry registry,
+            Supplier<Optional<String>> problem) {
+        if (!path.equals("/metrics") && !path.equals("/healthz")) {
+            return new Response(404, TEXT, "not found; try /metrics or /healthz\n");
+        }
+        if (!method.equals("GET")) {
+            return new Response(405, TEXT, "only GET\n");
+        }
+        if (path.equals("/metrics")) {
+            return new Response(200, METRICS_CONTENT_TYPE, registry.scrape());
+        }
+        Optional<String> wrong = problem.get();
+        return wrong.isEmpty() ? new Response(200, TEXT, "ok\n") : new Response(503, TEXT, wrong.get() + "\n");
+    }
+
+    private static void send(HttpExchange exchange, Response response) throws IOException {
+        byte[] body = response.body().getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", response.contentType());
+        exchange.sendResponseHeaders(response.status(), body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+        }
+    }
+
+    private record Response(int status, String contentType, String body) {}
+}

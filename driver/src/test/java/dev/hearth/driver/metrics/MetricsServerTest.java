@@ -1,0 +1,142 @@
+package dev.hearth.driver.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class MetricsServerTest {
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final AtomicReference<Optional<String>> problem = new AtomicReference<>(Optional.empty());
+    private MetricsServer server;
+
+    @BeforeEach
+    void start() throws IOException {
+        server = MetricsServer.start(MetricsAddress.parse("127.0.0.1:0"), registry, problem::get);
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        registry.close();
+    }
+
+    @Test
+    void bindsAChosenPortWhenAskedForZero() {
+        assertThat(server.port()).isPositive();
+        assertThat(server.address()).isEqualTo(new MetricsAddress("127.0.0.1", server.port()));
+    }
+
+    @Test
+    void metricsAnswersWhatTheRegistryScrapes() throws Exception {
+        Counter.builder("hearth.test.things").register(registry).increment(2);
+
+        HttpResponse<String> response = TestHttp.get(server.port(), "/metrics");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("text/plain; version=0.0.4; charset=utf-8");
+        assertThat(response.body().lines()).contains("# TYPE hearth_test_things_total counter",
+                "hearth_test_things_total 2.0");
+    }
+
+    @Test
+    void contentTypeIsTheOneTheRegistryWrites() {
+        assertThat(MetricsServer.METRICS_CONTENT_TYPE)
+                .isEqualTo(io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter.CONTENT_TYPE);
+    }
+
+    @Test
+    void healthzIsOkWithoutAProblem() throws Exception {
+        HttpResponse<String> response = TestHttp.get(server.port(), "/healthz");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).isEqualTo("ok\n");
+    }
+
+    @Test
+    void healthzIs503WithTheProblemWhileThereIsOne() throws Exception {
+        problem.set(Optional.of("pool 'default': directory /var/lib/hearth/pools/default is missing or not writable"));
+
+        HttpResponse<String> response = TestHttp.get(server.port(), "/healthz");
+
+        assertThat(response.statusCode()).isEqualTo(503);
+        assertThat(response.body())
+                .isEqualTo("pool 'default': directory /var/lib/hearth/pools/default is missing or not writable\n");
+
+        problem.set(Optional.empty());
+        assertThat(TestHttp.get(server.port(), "/healthz").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void otherPathsAreNotFound() throws Exception {
+        for (String path : new String[] {"/", "/metric", "/metrics/", "/metrics/extra", "/healthz/x", "/favicon.ico"}) {
+            assertThat(TestHttp.get(server.port(), path).statusCode()).as(path).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void otherMethodsOnKnownPathsAreNotAllowed() throws Exception {
+        HttpResponse<String> response = TestHttp.send(server.port(), "/metrics", "POST");
+
+        assertThat(response.statusCode()).isEqualTo(405);
+        assertThat(response.headers().firstValue("Allow")).hasValue("GET");
+    }
+
+    @Test
+    void aFailingReadinessCheckAnswers500AndTheServerGoesOn() throws Exception {
+        problem.set(null);
+
+        assertThat(TestHttp.get(server.port(), "/healthz").statusCode()).isEqualTo(500);
+        assertThat(TestHttp.get(server.port(), "/metrics").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void closeStopsWithinASecond() {
+        int port = server.port();
+        long started = System.nanoTime();
+
+        server.close();
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+        assertThatThrownBy(() -> TestHttp.get(port, "/healthz")).isInstanceOf(ConnectException.class);
+    }
+
+    @Test
+    void closingTwiceIsHarmless() {
+        server.close();
+        server.close();
+    }
+
+    @Test
+    void anAddressInUseIsRefusedNamingIt() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            String address = "127.0.0.1:" + taken.getLocalPort();
+
+            assertThatThrownBy(() -> MetricsServer.start(MetricsAddress.parse(address), registry, Optional::empty))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageStartingWith("cannot serve metrics on " + address + ": ");
+        }
+    }
+
+    @Test
+    void aHostThatDoesNotResolveIsRefusedNamingIt() {
+        assertThatThrownBy(() -> MetricsServer.start(MetricsAddress.parse("no-such-host.invalid:0"), registry,
+                        Optional::empty))
+                .isInstanceOf(IOException.class)
+                .hasMessage("cannot serve metrics on no-such-host.invalid:0: host 'no-such-host.invalid' does not resolve");
+    }
+}
