@@ -7,7 +7,16 @@ import dev.hearth.csi.v1.ControllerGetCapabilitiesResponse;
 import dev.hearth.csi.v1.ControllerGrpc;
 import dev.hearth.csi.v1.ControllerServiceCapability;
 import dev.hearth.csi.v1.ControllerServiceCapability.RPC.Type;
+import dev.hearth.csi.v1.ControllerGetVolumeRequest;
+import dev.hearth.csi.v1.ControllerGetVolumeResponse;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
+import dev.hearth.csi.v1.CreateSnapshotResponse;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
+import dev.hearth.csi.v1.DeleteSnapshotResponse;
+import dev.hearth.csi.v1.ListSnapshotsRequest;
+import dev.hearth.csi.v1.ListSnapshotsResponse;
+import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.csi.v1.CreateVolumeResponse;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.DeleteVolumeResponse;
@@ -21,14 +30,19 @@ import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Pool;
+import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.VolumeSource;
 import dev.hearth.storage.fs.FilesystemType;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -43,13 +57,23 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     private final Pools pools;
     private final String nodeId;
     private final ControllerGetCapabilitiesResponse capabilities;
+    private final SnapshotRpcs snapshots;
 
     public ControllerService(Pools pools, String nodeId) {
         this.pools = pools;
         this.nodeId = nodeId;
+        this.snapshots = new SnapshotRpcs(pools);
         ControllerGetCapabilitiesResponse.Builder builder = ControllerGetCapabilitiesResponse.newBuilder();
-        for (Type type : List.of(Type.CREATE_DELETE_VOLUME, Type.LIST_VOLUMES, Type.GET_CAPACITY,
-                Type.SINGLE_NODE_MULTI_WRITER)) {
+        List<Type> types = new ArrayList<>(List.of(Type.CREATE_DELETE_VOLUME, Type.LIST_VOLUMES, Type.GET_CAPACITY,
+                Type.SINGLE_NODE_MULTI_WRITER, Type.GET_VOLUME, Type.VOLUME_CONDITION));
+        // Advertised only when every pool can: the CO cannot tell which pool a request will reach.
+        if (pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.SNAPSHOTS))) {
+            types.addAll(List.of(Type.CREATE_DELETE_SNAPSHOT, Type.LIST_SNAPSHOTS));
+        }
+        if (pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.CLONES))) {
+            types.add(Type.CLONE_VOLUME);
+        }
+        for (Type type : types) {
             builder.addCapabilities(ControllerServiceCapability.newBuilder()
                     .setRpc(ControllerServiceCapability.RPC.newBuilder().setType(type)));
         }
@@ -63,10 +87,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         }
         VolumeCapabilities.require(request.getVolumeCapabilitiesList());
         request.getVolumeCapabilitiesList().forEach(ControllerService::requireKnownFilesystem);
-        if (request.hasVolumeContentSource()) {
-            throw invalid("volume_content_source is not supported by this driver version");
-        }
         StorageClassParameters parameters = StorageClassParameters.of(request.getParametersMap(), pools);
+        Optional<VolumeSource> source = request.hasVolumeContentSource()
+                ? Optional.of(contentSource(request.getVolumeContentSource(), parameters.pool()))
+                : Optional.empty();
         var requirements = request.getAccessibilityRequirements();
         if (requirements.getRequisiteCount() > 0 && !Topology.anyNames(requirements.getRequisiteList(), nodeId)) {
             throw new StorageException.Exhausted("accessibility_requirements exclude node " + nodeId
@@ -79,7 +103,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             throw new StorageException.Conflict("volume '" + request.getName() + "' exists already in pool '"
                     + v.id().pool() + "', not '" + pool.name() + "'");
         });
-        Volume volume = pool.create(new VolumeRequest(request.getName(), range, parameters.poolParameters()));
+        Volume volume = pool.create(new VolumeRequest(request.getName(), range, parameters.poolParameters(), source));
         response.onNext(CreateVolumeResponse.newBuilder().setVolume(toCsi(volume)).build());
         response.onCompleted();
     }
@@ -126,28 +150,50 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> response) {
-        if (request.getMaxEntries() < 0) {
-            throw invalid("max_entries must not be negative: " + request.getMaxEntries());
-        }
-        String token = request.getStartingToken();
-        if (!token.isEmpty() && VolumeId.parse(token).isEmpty()) {
-            throw Status.ABORTED.withDescription("starting_token '" + token + "' was not issued by this driver")
-                    .asRuntimeException();
-        }
         List<Volume> volumes = pools.all().stream()
                 .flatMap(p -> p.list().stream())
-                .filter(v -> token.isEmpty() || v.id().toString().compareTo(token) >= 0)
                 .sorted(Comparator.comparing(v -> v.id().toString()))
                 .toList();
-        int count = request.getMaxEntries() == 0 ? volumes.size() : Math.min(request.getMaxEntries(), volumes.size());
-        ListVolumesResponse.Builder result = ListVolumesResponse.newBuilder();
-        for (Volume volume : volumes.subList(0, count)) {
-            result.addEntries(ListVolumesResponse.Entry.newBuilder().setVolume(toCsi(volume)));
-        }
-        if (count < volumes.size()) {
-            result.setNextToken(volumes.get(count).id().toString());
+        Page<Volume> page = Page.of(volumes, v -> v.id().toString(), request.getStartingToken(),
+                request.getMaxEntries(), token -> VolumeId.parse(token).isPresent());
+        ListVolumesResponse.Builder result = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
+        for (Volume volume : page.entries()) {
+            result.addEntries(ListVolumesResponse.Entry.newBuilder().setVolume(toCsi(volume))
+                    .setStatus(ListVolumesResponse.VolumeStatus.newBuilder().setVolumeCondition(condition(volume))));
         }
         response.onNext(result.build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void controllerGetVolume(ControllerGetVolumeRequest request,
+            StreamObserver<ControllerGetVolumeResponse> response) {
+        if (request.getVolumeId().isEmpty()) {
+            throw invalid("volume_id is required");
+        }
+        Volume volume = findVolume(request.getVolumeId());
+        response.onNext(ControllerGetVolumeResponse.newBuilder().setVolume(toCsi(volume))
+                .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder().setVolumeCondition(condition(volume)))
+                .build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> response) {
+        response.onNext(CreateSnapshotResponse.newBuilder().setSnapshot(snapshots.create(request)).build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void deleteSnapshot(DeleteSnapshotRequest request, StreamObserver<DeleteSnapshotResponse> response) {
+        snapshots.delete(request.getSnapshotId());
+        response.onNext(DeleteSnapshotResponse.getDefaultInstance());
+        response.onCompleted();
+    }
+
+    @Override
+    public void listSnapshots(ListSnapshotsRequest request, StreamObserver<ListSnapshotsResponse> response) {
+        response.onNext(snapshots.list(request));
         response.onCompleted();
     }
 
@@ -192,21 +238,60 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         } catch (StorageException.InvalidArgument e) {
             return Optional.of(e.getMessage());
         }
-        if (!wanted.pool().name().equals(volume.id().pool()) || !wanted.poolParameters().equals(volume.parameters())) {
+        // The pool records a restore's or clone's source beside its parameters; no StorageClass names it.
+        Map<String, String> madeWith = new java.util.TreeMap<>(volume.parameters());
+        madeWith.remove(Volume.SOURCE);
+        if (!wanted.pool().name().equals(volume.id().pool()) || !wanted.poolParameters().equals(madeWith)) {
             return Optional.of("volume " + volume.id() + " was made in pool '" + volume.id().pool() + "' with "
-                    + volume.parameters() + ", not in pool '" + wanted.pool().name() + "' with "
+                    + madeWith + ", not in pool '" + wanted.pool().name() + "' with "
                     + wanted.poolParameters());
         }
         return Optional.empty();
     }
 
     private dev.hearth.csi.v1.Volume toCsi(Volume volume) {
-        return dev.hearth.csi.v1.Volume.newBuilder()
+        dev.hearth.csi.v1.Volume.Builder csi = dev.hearth.csi.v1.Volume.newBuilder()
                 .setVolumeId(volume.id().toString())
                 .setCapacityBytes(volume.sizeBytes())
                 .putVolumeContext(StorageClassParameters.POOL, volume.id().pool())
-                .addAccessibleTopology(Topology.of(nodeId))
-                .build();
+                .addAccessibleTopology(Topology.of(nodeId));
+        volume.source().ifPresent(source -> csi.setContentSource(switch (source) {
+            case VolumeSource.FromSnapshot(SnapshotId id) -> VolumeContentSource.newBuilder().setSnapshot(
+                    VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(id.toString())).build();
+            case VolumeSource.FromVolume(VolumeId id) -> VolumeContentSource.newBuilder().setVolume(
+                    VolumeContentSource.VolumeSource.newBuilder().setVolumeId(id.toString())).build();
+        }));
+        return csi.build();
+    }
+
+    /** The source named by a request, which must exist in the pool the new volume goes to. */
+    private VolumeSource contentSource(VolumeContentSource source, Pool pool) {
+        VolumeSource parsed = switch (source.getTypeCase()) {
+            case SNAPSHOT -> new VolumeSource.FromSnapshot(SnapshotId.parse(source.getSnapshot().getSnapshotId())
+                    .filter(id -> pools.byName(id.pool()).flatMap(p -> p.findSnapshot(id)).isPresent())
+                    .orElseThrow(() -> new StorageException.NotFound("source snapshot "
+                            + source.getSnapshot().getSnapshotId() + " does not exist")));
+            case VOLUME -> new VolumeSource.FromVolume(VolumeId.parse(source.getVolume().getVolumeId())
+                    .filter(id -> pools.find(id).isPresent())
+                    .orElseThrow(() -> new StorageException.NotFound("source volume "
+                            + source.getVolume().getVolumeId() + " does not exist")));
+            case TYPE_NOT_SET -> throw invalid("volume_content_source names neither a snapshot nor a volume");
+        };
+        String sourcePool = switch (parsed) {
+            case VolumeSource.FromSnapshot(SnapshotId id) -> id.pool();
+            case VolumeSource.FromVolume(VolumeId id) -> id.pool();
+        };
+        if (!sourcePool.equals(pool.name())) {
+            throw invalid("the source is in pool '" + sourcePool + "' but the new volume would go to pool '"
+                    + pool.name() + "'; a restore or clone stays in its source's pool");
+        }
+        return parsed;
+    }
+
+    private dev.hearth.csi.v1.VolumeCondition condition(Volume volume) {
+        VolumeCondition condition = pools.of(volume.id()).orElseThrow().condition(volume.id());
+        return dev.hearth.csi.v1.VolumeCondition.newBuilder().setAbnormal(condition.abnormal())
+                .setMessage(condition.message()).build();
     }
 
     private static void requireKnownFilesystem(VolumeCapability capability) {

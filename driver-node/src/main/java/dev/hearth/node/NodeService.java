@@ -2,10 +2,14 @@ package dev.hearth.node;
 
 import dev.hearth.csi.Topology;
 import dev.hearth.csi.VolumeCapabilities;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
+import dev.hearth.csi.v1.NodeExpandVolumeResponse;
 import dev.hearth.csi.v1.NodeGetCapabilitiesRequest;
 import dev.hearth.csi.v1.NodeGetCapabilitiesResponse;
 import dev.hearth.csi.v1.NodeGetInfoRequest;
 import dev.hearth.csi.v1.NodeGetInfoResponse;
+import dev.hearth.csi.v1.NodeGetVolumeStatsRequest;
+import dev.hearth.csi.v1.NodeGetVolumeStatsResponse;
 import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodePublishVolumeResponse;
@@ -18,15 +22,24 @@ import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeResponse;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.storage.Pool;
+import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
+import dev.hearth.storage.fs.Grower;
 import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.mount.NodePath;
+import dev.hearth.storage.mount.VolumeHealth;
+import dev.hearth.storage.mount.VolumeUsage;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -40,21 +53,37 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     private final Pools pools;
     private final Mounter mounter;
+    private final Grower grower;
+    private final EphemeralVolumes ephemeral;
     private final NodeGetInfoResponse info;
     private final NodeGetCapabilitiesResponse capabilities;
 
-    public NodeService(String nodeId, long maxVolumes, Pools pools, Mounter mounter) {
+    /**
+     * @param ephemeralStaging where ephemeral inline volumes are staged (under the driver's state directory)
+     */
+    public NodeService(String nodeId, long maxVolumes, Pools pools, Mounter mounter, Grower grower,
+            Path ephemeralStaging) {
         this.pools = pools;
         this.mounter = mounter;
+        this.grower = grower;
+        this.ephemeral = new EphemeralVolumes(pools, mounter, ephemeralStaging);
         this.info = NodeGetInfoResponse.newBuilder()
                 .setNodeId(nodeId)
                 .setMaxVolumesPerNode(maxVolumes)
                 .setAccessibleTopology(Topology.of(nodeId))
                 .build();
-        this.capabilities = NodeGetCapabilitiesResponse.newBuilder()
-                .addCapabilities(NodeServiceCapability.newBuilder().setRpc(NodeServiceCapability.RPC.newBuilder()
-                        .setType(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME)))
-                .build();
+        NodeGetCapabilitiesResponse.Builder builder = NodeGetCapabilitiesResponse.newBuilder();
+        List<NodeServiceCapability.RPC.Type> types = new ArrayList<>(List.of(
+                NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME, NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+                NodeServiceCapability.RPC.Type.VOLUME_CONDITION, NodeServiceCapability.RPC.Type.VOLUME_MOUNT_GROUP));
+        if (pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.EXPANSION))) {
+            types.add(NodeServiceCapability.RPC.Type.EXPAND_VOLUME);
+        }
+        for (NodeServiceCapability.RPC.Type type : types) {
+            builder.addCapabilities(NodeServiceCapability.newBuilder()
+                    .setRpc(NodeServiceCapability.RPC.newBuilder().setType(type)));
+        }
+        this.capabilities = builder.build();
     }
 
     @Override
@@ -71,6 +100,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             try {
                 mounter.stageFilesystem(id, device, staging, filesystem(capability),
                         capability.getMount().getMountFlagsList());
+                mountGroup(capability).ifPresent(gid -> mounter.applyGroup(staging, gid));
             } catch (RuntimeException e) {
                 // What this call attached goes again, unless it is now mounted; a mount that was
                 // there before (another volume's) is not a reason to keep it.
@@ -101,9 +131,17 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireVolumeId(request.getVolumeId());
         Path target = NodePath.check(request.getTargetPath(), "target_path");
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
+        boolean readOnly = request.getReadonly() || VolumeCapabilities.readOnly(capability);
+        if (EphemeralVolumes.requested(request.getVolumeContextMap())) {
+            ephemeral.publish(request.getVolumeId(), request.getVolumeContextMap(), capability, target, readOnly,
+                    filesystem(capability));
+            mountGroup(capability).ifPresent(gid -> mounter.applyGroup(target, gid));
+            response.onNext(NodePublishVolumeResponse.getDefaultInstance());
+            response.onCompleted();
+            return;
+        }
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         VolumeId id = existingVolume(request.getVolumeId());
-        boolean readOnly = request.getReadonly() || VolumeCapabilities.readOnly(capability);
         Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
                 new StorageException.Precondition("volume " + id + " is not staged on this node (at "
                         + staging + " or elsewhere): its device is not attached"));
@@ -121,8 +159,67 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeUnpublishVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
         Path target = NodePath.check(request.getTargetPath(), "target_path");
-        mounter.unpublish(target);
+        if (VolumeId.parse(request.getVolumeId()).isPresent() || !ephemeral.unpublish(request.getVolumeId(), target)) {
+            mounter.unpublish(target);
+        }
         response.onNext(NodeUnpublishVolumeResponse.getDefaultInstance());
+        response.onCompleted();
+    }
+
+    @Override
+    public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> response) {
+        requireVolumeId(request.getVolumeId());
+        if (request.getVolumePath().isEmpty()) {
+            throw Status.INVALID_ARGUMENT.withDescription("volume_path is required").asRuntimeException();
+        }
+        VolumeId id = resolve(request.getVolumeId());
+        Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
+        Pool pool = pools.of(id).orElseThrow();
+        if (!pool.features().contains(PoolFeature.EXPANSION)) {
+            throw new StorageException.InvalidArgument("pool '" + pool.name() + "' cannot expand volumes");
+        }
+        var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
+                request.getCapacityRange().getLimitBytes());
+        Volume volume = pool.expand(id, range);
+        Optional<Path> device = pool.attachedDevice(id);
+        if (device.isPresent()) {
+            Optional<FilesystemType> type = mounter.filesystemAt(device.get(), volumePath);
+            if (type.isPresent()) {
+                grower.growMounted(device.get(), volumePath, type.get());
+            }
+        }
+        response.onNext(NodeExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes()).build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void nodeGetVolumeStats(NodeGetVolumeStatsRequest request,
+            StreamObserver<NodeGetVolumeStatsResponse> response) {
+        requireVolumeId(request.getVolumeId());
+        if (request.getVolumePath().isEmpty()) {
+            throw Status.INVALID_ARGUMENT.withDescription("volume_path is required").asRuntimeException();
+        }
+        VolumeId id = resolve(request.getVolumeId());
+        if (!Files.exists(Path.of(request.getVolumePath()))) {
+            throw new StorageException.NotFound("volume " + request.getVolumeId() + " is not published at "
+                    + request.getVolumePath());
+        }
+        Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
+        Pool pool = pools.of(id).orElseThrow();
+        VolumeCondition condition = VolumeHealth.check(pool.condition(id), pool.attachedDevice(id), volumePath);
+        NodeGetVolumeStatsResponse.Builder stats = NodeGetVolumeStatsResponse.newBuilder()
+                .setVolumeCondition(dev.hearth.csi.v1.VolumeCondition.newBuilder()
+                        .setAbnormal(condition.abnormal()).setMessage(condition.message()));
+        if (!condition.abnormal() || mounter.isMounted(volumePath)) {
+            switch (VolumeUsage.of(volumePath)) {
+                case VolumeUsage.Filesystem fs -> stats
+                        .addUsage(usage(dev.hearth.csi.v1.VolumeUsage.Unit.BYTES, fs.totalBytes(), fs.availableBytes(), fs.usedBytes()))
+                        .addUsage(usage(dev.hearth.csi.v1.VolumeUsage.Unit.INODES, fs.totalInodes(), fs.freeInodes(), fs.usedInodes()));
+                case VolumeUsage.Block block -> stats.addUsage(dev.hearth.csi.v1.VolumeUsage.newBuilder()
+                        .setUnit(dev.hearth.csi.v1.VolumeUsage.Unit.BYTES).setTotal(block.totalBytes()));
+            }
+        }
+        response.onNext(stats.build());
         response.onCompleted();
     }
 
@@ -137,6 +234,37 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeGetCapabilitiesResponse> response) {
         response.onNext(capabilities);
         response.onCompleted();
+    }
+
+    /** The volume an ID names: one of ours, or an ephemeral volume the kubelet knows by its own ID. */
+    private VolumeId resolve(String volumeId) {
+        return VolumeId.parse(volumeId).filter(id -> pools.find(id).isPresent())
+                .or(() -> ephemeral.find(volumeId))
+                .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
+    }
+
+    private static dev.hearth.csi.v1.VolumeUsage usage(dev.hearth.csi.v1.VolumeUsage.Unit unit, long total,
+            long available, long used) {
+        return dev.hearth.csi.v1.VolumeUsage.newBuilder().setUnit(unit).setTotal(total).setAvailable(available)
+                .setUsed(used).build();
+    }
+
+    /** The fsGroup the kubelet asks the driver to apply (VOLUME_MOUNT_GROUP), if any. */
+    private static Optional<Integer> mountGroup(VolumeCapability capability) {
+        String group = capability.getMount().getVolumeMountGroup();
+        if (group.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            int gid = Integer.parseInt(group);
+            if (gid < 0) {
+                throw new NumberFormatException();
+            }
+            return Optional.of(gid);
+        } catch (NumberFormatException e) {
+            throw Status.INVALID_ARGUMENT.withDescription("volume_mount_group must be a numeric group id, not '"
+                    + group + "'").asRuntimeException();
+        }
     }
 
     private VolumeId existingVolume(String volumeId) {

@@ -26,11 +26,25 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
      * @param problem what keeps the driver from serving (e.g. a pool directory gone), empty when ready
      */
     public IdentityService(String driverName, String version, Supplier<Optional<String>> problem) {
+        this(driverName, version, problem, false);
+    }
+
+    /**
+     * @param onlineExpansion whether volumes can grow while in use (advertised as VolumeExpansion
+     *     ONLINE; the node does the growing, so the controller advertises no EXPAND_VOLUME)
+     */
+    public IdentityService(String driverName, String version, Supplier<Optional<String>> problem,
+            boolean onlineExpansion) {
         this.info = GetPluginInfoResponse.newBuilder().setName(driverName).setVendorVersion(version).build();
-        this.capabilities = GetPluginCapabilitiesResponse.newBuilder()
+        GetPluginCapabilitiesResponse.Builder builder = GetPluginCapabilitiesResponse.newBuilder()
                 .addCapabilities(service(PluginCapability.Service.Type.CONTROLLER_SERVICE))
-                .addCapabilities(service(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS))
-                .build();
+                .addCapabilities(service(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS));
+        if (onlineExpansion) {
+            builder.addCapabilities(PluginCapability.newBuilder().setVolumeExpansion(
+                    PluginCapability.VolumeExpansion.newBuilder()
+                            .setType(PluginCapability.VolumeExpansion.Type.ONLINE)));
+        }
+        this.capabilities = builder.build();
         this.problem = problem;
     }
 

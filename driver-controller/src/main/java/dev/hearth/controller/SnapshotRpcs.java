@@ -1,0 +1,107 @@
+package dev.hearth.controller;
+
+import com.google.protobuf.Timestamp;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
+import dev.hearth.csi.v1.ListSnapshotsRequest;
+import dev.hearth.csi.v1.ListSnapshotsResponse;
+import dev.hearth.storage.Pool;
+import dev.hearth.storage.PoolFeature;
+import dev.hearth.storage.Pools;
+import dev.hearth.storage.Snapshot;
+import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.VolumeId;
+import io.grpc.Status;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** The snapshot half of the Controller service: CSI validation and mapping around the pools' snapshots. */
+final class SnapshotRpcs {
+
+    private static final String KUBERNETES = "csi.storage.k8s.io/";
+
+    private final Pools pools;
+
+    SnapshotRpcs(Pools pools) {
+        this.pools = pools;
+    }
+
+    dev.hearth.csi.v1.Snapshot create(CreateSnapshotRequest request) {
+        if (request.getName().isEmpty()) {
+            throw invalid("name is required");
+        }
+        if (request.getSourceVolumeId().isEmpty()) {
+            throw invalid("source_volume_id is required");
+        }
+        requireNoParameters(request.getParametersMap());
+        VolumeId source = VolumeId.parse(request.getSourceVolumeId()).filter(id -> pools.find(id).isPresent())
+                .orElseThrow(() -> new StorageException.NotFound("source volume " + request.getSourceVolumeId()
+                        + " does not exist"));
+        Pool pool = pools.of(source).orElseThrow();
+        if (!pool.features().contains(PoolFeature.SNAPSHOTS)) {
+            throw new StorageException.InvalidArgument("pool '" + pool.name() + "' (" + pool.kind()
+                    + ") cannot take snapshots");
+        }
+        for (Pool other : pools.all()) {
+            other.findSnapshot(SnapshotId.mint(other.name(), request.getName()))
+                    .filter(s -> !s.source().equals(source))
+                    .ifPresent(s -> {
+                        throw new StorageException.Conflict("snapshot '" + request.getName()
+                                + "' exists already, of volume " + s.source());
+                    });
+        }
+        return toCsi(pool.createSnapshot(request.getName(), source));
+    }
+
+    void delete(String snapshotId) {
+        if (snapshotId.isEmpty()) {
+            throw invalid("snapshot_id is required");
+        }
+        SnapshotId.parse(snapshotId).ifPresent(id -> pools.byName(id.pool()).ifPresent(p -> p.deleteSnapshot(id)));
+    }
+
+    ListSnapshotsResponse list(ListSnapshotsRequest request) {
+        List<Snapshot> all;
+        if (!request.getSnapshotId().isEmpty()) {
+            all = SnapshotId.parse(request.getSnapshotId())
+                    .flatMap(id -> pools.byName(id.pool()).flatMap(p -> p.findSnapshot(id)))
+                    .stream().toList();
+        } else {
+            all = pools.all().stream().flatMap(p -> p.listSnapshots().stream())
+                    .sorted(Comparator.comparing(s -> s.id().toString())).toList();
+        }
+        String source = request.getSourceVolumeId();
+        List<Snapshot> matching = all.stream().filter(s -> source.isEmpty() || s.source().toString().equals(source))
+                .toList();
+        Page<Snapshot> page = Page.of(matching, s -> s.id().toString(), request.getStartingToken(),
+                request.getMaxEntries(), token -> SnapshotId.parse(token).isPresent());
+        ListSnapshotsResponse.Builder response = ListSnapshotsResponse.newBuilder().setNextToken(page.nextToken());
+        page.entries().forEach(s -> response.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(toCsi(s))));
+        return response.build();
+    }
+
+    static dev.hearth.csi.v1.Snapshot toCsi(Snapshot snapshot) {
+        return dev.hearth.csi.v1.Snapshot.newBuilder()
+                .setSnapshotId(snapshot.id().toString())
+                .setSourceVolumeId(snapshot.source().toString())
+                .setSizeBytes(snapshot.sizeBytes())
+                .setCreationTime(Timestamp.newBuilder().setSeconds(snapshot.createdAt().getEpochSecond())
+                        .setNanos(snapshot.createdAt().getNano()))
+                .setReadyToUse(true)
+                .build();
+    }
+
+    /** Snapshots take no class parameters yet; Kubernetes' own metadata keys are accepted and ignored. */
+    private static void requireNoParameters(Map<String, String> parameters) {
+        Optional<String> unknown = parameters.keySet().stream().filter(k -> !k.startsWith(KUBERNETES)).findFirst();
+        unknown.ifPresent(key -> {
+            throw invalid("unknown snapshot parameter '" + key + "': hearth's snapshots take no parameters");
+        });
+    }
+
+    private static RuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    }
+}

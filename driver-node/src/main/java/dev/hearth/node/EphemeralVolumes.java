@@ -1,0 +1,129 @@
+package dev.hearth.node;
+
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.Pool;
+import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quantity;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.fs.FilesystemType;
+import dev.hearth.storage.mount.Mounter;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * CSI ephemeral inline volumes: a volume that lives exactly as long as one pod. NodePublishVolume
+ * creates it (sized and typed by the pod's volume attributes), stages it under the driver's state
+ * directory and binds it into the pod; NodeUnpublishVolume takes it all down again. The kubelet's
+ * volume ID names it; the pool knows it by the name {@code ephemeral:<that id>}.
+ */
+final class EphemeralVolumes {
+
+    static final String EPHEMERAL = "csi.storage.k8s.io/ephemeral";
+    static final String SIZE = "hearth.dev/size";
+    static final String POOL = "hearth.dev/pool";
+    private static final String KUBERNETES = "csi.storage.k8s.io/";
+    private static final System.Logger LOG = System.getLogger(EphemeralVolumes.class.getName());
+
+    private final Pools pools;
+    private final Mounter mounter;
+    private final Path stagingRoot;
+
+    EphemeralVolumes(Pools pools, Mounter mounter, Path stagingRoot) {
+        this.pools = pools;
+        this.mounter = mounter;
+        this.stagingRoot = stagingRoot;
+    }
+
+    static boolean requested(Map<String, String> volumeContext) {
+        return "true".equals(volumeContext.get(EPHEMERAL));
+    }
+
+    /** The pool's ID of the ephemeral volume the kubelet calls {@code volumeId}, if it exists. */
+    Optional<VolumeId> find(String volumeId) {
+        for (Pool pool : pools.all()) {
+            VolumeId id = VolumeId.mint(pool.name(), name(volumeId));
+            if (pool.find(id).isPresent()) {
+                return Optional.of(id);
+            }
+        }
+        return Optional.empty();
+    }
+
+    void publish(String volumeId, Map<String, String> attributes, VolumeCapability capability, Path target,
+            boolean readOnly, Optional<FilesystemType> filesystem) {
+        if (!capability.hasMount()) {
+            throw new StorageException.InvalidArgument("an ephemeral volume is a filesystem; block was requested");
+        }
+        Map<String, String> parameters = new TreeMap<>();
+        attributes.forEach((key, value) -> {
+            if (!key.startsWith(KUBERNETES)) {
+                parameters.put(key, value);
+            }
+        });
+        Pool pool = Optional.ofNullable(parameters.remove(POOL))
+                .map(name -> pools.byName(name).orElseThrow(() -> new StorageException.InvalidArgument(
+                        "volume attribute " + POOL + " names pool '" + name + "', which this node does not have")))
+                .orElse(pools.defaultPool());
+        long size = size(parameters.remove(SIZE));
+        Volume volume = pool.create(new VolumeRequest(name(volumeId), new CapacityRange(size, 0),
+                pool.validateParameters(parameters)));
+        Path staging = stagingRoot.resolve(volume.id().toString());
+        try {
+            Path device = pool.attach(volume.id());
+            mounter.stageFilesystem(volume.id(), device, staging, filesystem,
+                    capability.getMount().getMountFlagsList());
+            mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
+        } catch (RuntimeException e) {
+            // Nothing half-made stays: the volume was made for this publish and holds no data yet.
+            takeDown(pool, volume.id(), target, staging, e);
+            throw e;
+        }
+    }
+
+    /** Unpublishes and deletes the ephemeral volume; false when {@code volumeId} names none. */
+    boolean unpublish(String volumeId, Path target) {
+        Optional<VolumeId> id = find(volumeId);
+        if (id.isEmpty()) {
+            return false;
+        }
+        Pool pool = pools.of(id.get()).orElseThrow();
+        mounter.unpublish(target);
+        mounter.unstage(stagingRoot.resolve(id.get().toString()));
+        pool.detach(id.get());
+        pool.delete(id.get());
+        return true;
+    }
+
+    private void takeDown(Pool pool, VolumeId id, Path target, Path staging, RuntimeException cause) {
+        try {
+            mounter.unpublish(target);
+            mounter.unstage(staging);
+            pool.detach(id);
+            pool.delete(id);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+            LOG.log(System.Logger.Level.WARNING, "could not take down ephemeral volume " + id + ": " + e.getMessage());
+        }
+    }
+
+    private static long size(String text) {
+        if (text == null) {
+            return 0;
+        }
+        try {
+            return Quantity.parse(text);
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw new StorageException.InvalidArgument("volume attribute " + SIZE + ": " + e.getMessage());
+        }
+    }
+
+    private static String name(String volumeId) {
+        return "ephemeral:" + volumeId;
+    }
+}
