@@ -11,6 +11,8 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.mount.Mounter;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -71,6 +73,8 @@ final class EphemeralVolumes {
                         "volume attribute " + POOL + " names pool '" + name + "', which this node does not have")))
                 .orElse(pools.defaultPool());
         long size = size(parameters.remove(SIZE));
+        // A mount already at the target is not this publish's to take down if it fails.
+        boolean targetWasMounted = mounter.isMounted(target);
         Volume volume = pool.create(new VolumeRequest(name(volumeId), new CapacityRange(size, 0),
                 pool.validateParameters(parameters)));
         Path staging = stagingRoot.resolve(volume.id().toString());
@@ -81,7 +85,7 @@ final class EphemeralVolumes {
             mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
         } catch (RuntimeException e) {
             // Nothing half-made stays: the volume was made for this publish and holds no data yet.
-            takeDown(pool, volume.id(), target, staging, e);
+            takeDown(pool, volume.id(), targetWasMounted ? Optional.empty() : Optional.of(target), staging, e);
             throw e;
         }
     }
@@ -94,21 +98,34 @@ final class EphemeralVolumes {
         }
         Pool pool = pools.of(id.get()).orElseThrow();
         mounter.unpublish(target);
-        mounter.unstage(stagingRoot.resolve(id.get().toString()));
+        Path staging = stagingRoot.resolve(id.get().toString());
+        mounter.unstage(staging);
+        removeDirectory(staging);
         pool.detach(id.get());
         pool.delete(id.get());
         return true;
     }
 
-    private void takeDown(Pool pool, VolumeId id, Path target, Path staging, RuntimeException cause) {
+    private void takeDown(Pool pool, VolumeId id, Optional<Path> target, Path staging, RuntimeException cause) {
         try {
-            mounter.unpublish(target);
+            target.ifPresent(mounter::unpublish);
             mounter.unstage(staging);
+            removeDirectory(staging);
             pool.detach(id);
             pool.delete(id);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
             LOG.log(System.Logger.Level.WARNING, "could not take down ephemeral volume " + id + ": " + e.getMessage());
+        }
+    }
+
+    /** The staging directory is the driver's own, made by the stage; the kubelet never sees it. */
+    private static void removeDirectory(Path staging) {
+        try {
+            Files.deleteIfExists(staging);
+        } catch (IOException e) {
+            throw new StorageException.Failed("removing ephemeral staging directory " + staging + ": "
+                    + e.getMessage(), e);
         }
     }
 

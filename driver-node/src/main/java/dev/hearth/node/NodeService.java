@@ -91,6 +91,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         requireVolumeId(request.getVolumeId());
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
+        Optional<Integer> group = mountGroup(capability); // refused before anything is attached or mounted
         VolumeId id = existingVolume(request.getVolumeId());
         Pool pool = pools.of(id).orElseThrow();
         boolean wasAttached = pool.attachedDevice(id).isPresent();
@@ -100,7 +101,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             try {
                 mounter.stageFilesystem(id, device, staging, filesystem(capability),
                         capability.getMount().getMountFlagsList());
-                mountGroup(capability).ifPresent(gid -> mounter.applyGroup(staging, gid));
+                group.ifPresent(gid -> mounter.applyGroup(staging, gid));
             } catch (RuntimeException e) {
                 // What this call attached goes again, unless it is now mounted; a mount that was
                 // there before (another volume's) is not a reason to keep it.
@@ -133,9 +134,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
         boolean readOnly = request.getReadonly() || VolumeCapabilities.readOnly(capability);
         if (EphemeralVolumes.requested(request.getVolumeContextMap())) {
+            Optional<Integer> group = mountGroup(capability); // refused before the volume is made
             ephemeral.publish(request.getVolumeId(), request.getVolumeContextMap(), capability, target, readOnly,
                     filesystem(capability));
-            mountGroup(capability).ifPresent(gid -> mounter.applyGroup(target, gid));
+            group.ifPresent(gid -> mounter.applyGroup(target, gid));
             response.onNext(NodePublishVolumeResponse.getDefaultInstance());
             response.onCompleted();
             return;

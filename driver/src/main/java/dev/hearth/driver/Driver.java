@@ -3,6 +3,7 @@ package dev.hearth.driver;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import dev.hearth.controller.ControllerService;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.driver.metrics.Metrics;
 import dev.hearth.driver.metrics.MetricsAddress;
@@ -162,6 +163,12 @@ public final class Driver implements AutoCloseable {
     static Optional<String> lockKey(Message request) {
         if (request instanceof CreateVolumeRequest create) {
             return create.getName().isEmpty() ? Optional.empty() : Optional.of(VolumeId.keyOf(create.getName()));
+        }
+        // A snapshot reads its source while it is taken: no delete, expansion or second snapshot meanwhile.
+        if (request instanceof CreateSnapshotRequest snapshot) {
+            String source = snapshot.getSourceVolumeId();
+            return source.isEmpty() ? Optional.empty()
+                    : Optional.of(VolumeId.parse(source).map(VolumeId::key).orElse(source));
         }
         FieldDescriptor field = request.getDescriptorForType().findFieldByName("volume_id");
         if (field == null || field.getJavaType() != FieldDescriptor.JavaType.STRING) {

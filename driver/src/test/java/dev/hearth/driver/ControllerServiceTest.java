@@ -12,6 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGetCapabilitiesRequest;
+import dev.hearth.csi.v1.ControllerGetVolumeRequest;
+import dev.hearth.csi.v1.ControllerGetVolumeResponse;
 import dev.hearth.csi.v1.ControllerServiceCapability;
 import dev.hearth.csi.v1.ControllerServiceCapability.RPC.Type;
 import dev.hearth.csi.v1.CreateVolumeRequest;
@@ -234,13 +236,10 @@ class ControllerServiceTest {
     }
 
     @Test
-    void createRejectsAContentSource() throws IOException {
-        VolumeContentSource source = VolumeContentSource.newBuilder()
-                .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId("snap-1"))
-                .build();
+    void createWithAContentSourceNamingNeitherSnapshotNorVolumeIsInvalidAndCreatesNothing() throws IOException {
+        assertFails(() -> create(request("pvc-1", 64 * MIB).setVolumeContentSource(
+                VolumeContentSource.getDefaultInstance())), Code.INVALID_ARGUMENT, "volume_content_source");
 
-        assertFails(() -> create(request("pvc-1", 64 * MIB).setVolumeContentSource(source)),
-                Code.INVALID_ARGUMENT, "volume_content_source");
         assertThat(driver.poolFiles()).isEmpty();
     }
 
@@ -628,6 +627,47 @@ class ControllerServiceTest {
                 .putParameters("hearth.dev/pool", "nope").build()), Code.INVALID_ARGUMENT, "nope");
     }
 
+    // ControllerGetVolume
+
+    @Test
+    void getVolumeReportsTheVolumeAsCreatedAndItsConditionNormal() {
+        Volume volume = create(request("pvc-1", 64 * MIB));
+
+        ControllerGetVolumeResponse got = driver.controller().controllerGetVolume(
+                ControllerGetVolumeRequest.newBuilder().setVolumeId(volume.getVolumeId()).build());
+
+        assertThat(got.getVolume()).isEqualTo(volume);
+        assertThat(got.getStatus().hasVolumeCondition()).isTrue();
+        assertThat(got.getStatus().getVolumeCondition().getAbnormal()).isFalse();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default-aaaaaaaaaaaaaaaaaaaaaaaaaa", "other-aaaaaaaaaaaaaaaaaaaaaaaaaa", "../../etc/passwd"})
+    void getVolumeOfAnUnknownVolumeIsNotFound(String id) {
+        assertFails(() -> driver.controller().controllerGetVolume(
+                ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build()), Code.NOT_FOUND, id);
+    }
+
+    @Test
+    void getVolumeWithoutIdIsInvalidArgument() {
+        assertFails(() -> driver.controller().controllerGetVolume(ControllerGetVolumeRequest.getDefaultInstance()),
+                Code.INVALID_ARGUMENT, "volume_id");
+    }
+
+    @Test
+    void listVolumesReportsEachVolumesConditionNormal() {
+        create(request("pvc-1", MIB));
+        create(request("pvc-2", MIB));
+
+        List<ListVolumesResponse.Entry> entries = driver.controller()
+                .listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesList();
+
+        assertThat(entries).hasSize(2).allSatisfy(entry -> {
+            assertThat(entry.getStatus().hasVolumeCondition()).isTrue();
+            assertThat(entry.getStatus().getVolumeCondition().getAbnormal()).isFalse();
+        });
+    }
+
     // ControllerGetCapabilities
 
     @Test
@@ -638,7 +678,10 @@ class ControllerServiceTest {
         assertThat(capabilities).extracting(ControllerServiceCapability::getRpc)
                 .extracting(ControllerServiceCapability.RPC::getType)
                 .containsExactlyInAnyOrder(Type.CREATE_DELETE_VOLUME, Type.LIST_VOLUMES, Type.GET_CAPACITY,
-                        Type.SINGLE_NODE_MULTI_WRITER);
+                        Type.SINGLE_NODE_MULTI_WRITER, Type.GET_VOLUME, Type.VOLUME_CONDITION,
+                        Type.CREATE_DELETE_SNAPSHOT, Type.LIST_SNAPSHOTS, Type.CLONE_VOLUME)
+                .as("the node grows volumes (NodeExpandVolume); the controller has nothing to do for it")
+                .doesNotContain(Type.EXPAND_VOLUME);
     }
 
     @Test

@@ -47,14 +47,25 @@ class DemoIT {
             assertThat(Double.parseDouble(step.group(3))).isGreaterThan(0);
             steps.add(step.group(2));
         }
-        assertThat(steps).as("steps in:%n%s", out).hasSize(16);
-        assertThat(steps).filteredOn(s -> s.startsWith("CreateVolume")).hasSize(2)
-                .anyMatch(s -> s.contains("demo-filesystem")).anyMatch(s -> s.contains("demo-block"));
-        for (String call : List.of("NodeStageVolume", "NodePublishVolume", "NodeUnpublishVolume",
-                "NodeUnstageVolume", "DeleteVolume")) {
+        assertThat(steps).as("steps in:%n%s", out).hasSize(36);
+        assertThat(steps).filteredOn(s -> s.startsWith("CreateVolume")).hasSize(5)
+                .anyMatch(s -> s.contains("demo-filesystem")).anyMatch(s -> s.contains("demo-block"))
+                .anyMatch(s -> s.contains("demo-restored") && s.contains("from the snapshot"))
+                .anyMatch(s -> s.contains("demo-clone") && s.contains("clone"));
+        for (String call : List.of("NodeStageVolume", "NodePublishVolume")) {
             assertThat(steps).as(call).filteredOn(s -> s.startsWith(call)).hasSize(2);
         }
+        assertThat(steps).filteredOn(s -> s.startsWith("NodeStage+NodePublish")).hasSize(3);
+        for (String call : List.of("NodeUnpublishVolume", "NodeUnstageVolume", "DeleteVolume")) {
+            assertThat(steps).as(call).filteredOn(s -> s.startsWith(call)).hasSize(5);
+        }
+        for (String call : List.of("CreateSnapshot", "DeleteSnapshot", "NodeExpandVolume")) {
+            assertThat(steps).as(call).filteredOn(s -> s.startsWith(call)).hasSize(1);
+        }
         assertThat(out).contains("read back: hello from hearth").contains("1048576 bytes read back identical");
+        assertThat(out).contains("restored volume: hello.txt present, after-snapshot.txt absent")
+                .contains("clone holds after-snapshot.txt: yes")
+                .containsPattern("the mounted filesystem grew from \\S+ MiB to \\S+ MiB without unmounting");
         assertThat(out).contains("Left behind: nothing");
 
         Matcher workDir = WORK_DIR.matcher(out);

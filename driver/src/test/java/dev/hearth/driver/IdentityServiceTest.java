@@ -46,13 +46,18 @@ class IdentityServiceTest {
     }
 
     @Test
-    void capabilitiesAreTheControllerServiceAndTopology() {
+    void capabilitiesAreTheControllerServiceTopologyAndOnlineExpansion() {
         var capabilities = driver.identity()
                 .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
 
-        assertThat(capabilities).extracting(PluginCapability::getService)
+        assertThat(capabilities).filteredOn(PluginCapability::hasService)
+                .extracting(PluginCapability::getService)
                 .extracting(PluginCapability.Service::getType)
                 .containsExactlyInAnyOrder(Type.CONTROLLER_SERVICE, Type.VOLUME_ACCESSIBILITY_CONSTRAINTS);
+        assertThat(capabilities).filteredOn(PluginCapability::hasVolumeExpansion)
+                .extracting(c -> c.getVolumeExpansion().getType())
+                .containsExactly(PluginCapability.VolumeExpansion.Type.ONLINE);
+        assertThat(capabilities).hasSize(3);
     }
 
     @Test
@@ -97,6 +102,7 @@ class IdentityServiceTest {
 
     private void deletePoolDirectory() throws IOException {
         Files.delete(driver.poolDir().resolve(".hearth.lock"));
+        Files.delete(driver.poolDir().resolve("snapshots"));
         Files.delete(driver.poolDir());
     }
 }

@@ -679,11 +679,13 @@ class NodeServiceTest {
     }
 
     @Test
-    void nodeCapabilitiesAreStageUnstage() {
+    void nodeCapabilitiesAreExactlyWhatIsImplemented() {
         List<NodeServiceCapability> capabilities = driver.node()
                 .nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
 
         assertThat(capabilities).extracting(c -> c.getRpc().getType())
-                .containsExactly(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
+                .containsExactlyInAnyOrder(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+                        NodeServiceCapability.RPC.Type.GET_VOLUME_STATS, NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+                        NodeServiceCapability.RPC.Type.VOLUME_MOUNT_GROUP, NodeServiceCapability.RPC.Type.EXPAND_VOLUME);
     }
 }

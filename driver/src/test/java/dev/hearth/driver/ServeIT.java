@@ -48,7 +48,8 @@ class ServeIT {
 
     /** Every flag of {@code hearth serve}: an operator reads about each in --help. */
     private static final List<String> FLAGS = List.of("--endpoint", "--node-id", "--driver-name", "--state-dir",
-            "--pool", "--default-pool", "--max-volumes", "--shutdown-grace", "--log-level", "--help", "--version");
+            "--pool", "--default-pool", "--max-volumes", "--shutdown-grace", "--metrics-address", "--log-level", "--help",
+            "--version");
 
     private static final Duration START = Duration.ofSeconds(30);
 
@@ -78,7 +79,8 @@ class ServeIT {
     private List<String> serveArgs(String... more) {
         List<String> args = new ArrayList<>(List.of("serve", "--endpoint", "unix://" + socket(),
                 "--node-id", "node-it", "--state-dir", dir.resolve("state").toString(),
-                "--pool", "name=default,dir=" + dir.resolve("pool") + ",capacity=1Gi"));
+                "--pool", "name=default,dir=" + dir.resolve("pool") + ",capacity=1Gi",
+                "--metrics-address", "127.0.0.1:0"));
         args.addAll(List.of(more));
         return args;
     }
@@ -232,6 +234,31 @@ class ServeIT {
         assertThat(isSocket(socket())).as("the first one's socket is left alone").isTrue();
         IdentityGrpc.newBlockingStub(channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
                 .getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+    }
+
+    @Test
+    void serveExposesPrometheusMetricsAndAReadinessCheck() throws Exception {
+        HearthProcess serve = hearth(serveArgs().toArray(String[]::new));
+        waitUntilServing(serve);
+        java.util.regex.Matcher address = java.util.regex.Pattern.compile("metrics on (127\\.0\\.0\\.1:\\d+)")
+                .matcher(serve.stderr());
+        assertThat(address.find()).as("the serving line names the metrics address").isTrue();
+        IdentityGrpc.newBlockingStub(channel()).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+        var http = java.net.http.HttpClient.newHttpClient();
+
+        var metrics = http.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://" + address.group(1) + "/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        var health = http.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://" + address.group(1) + "/healthz")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body())
+                .contains("hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\"} 1.0")
+                .contains("hearth_pool_capacity_bytes{kind=\"file\",pool=\"default\"} 1.073741824E9");
+        assertThat(health.statusCode()).isEqualTo(200);
     }
 
     @Test

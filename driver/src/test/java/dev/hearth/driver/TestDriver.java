@@ -2,12 +2,16 @@ package dev.hearth.driver;
 
 import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.NodeGrpc;
+import dev.hearth.csi.v1.Snapshot;
 import dev.hearth.csi.v1.Volume;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.csi.v1.VolumeCapability.AccessMode;
+import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.linux.LoopAttachment;
@@ -17,6 +21,7 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.fs.FilesystemType;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -24,12 +29,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
  * The whole driver, as {@code hearth serve} wires it, on a unix socket in a temporary directory
- * with one file pool there, and a channel to it. Closing it stops the driver and then undoes
+ * with a file pool there (more if a test asks), and a channel to it. Closing it stops the driver and then undoes
  * whatever a failed test left on the host: mounts under the directory, loop devices of the pool.
  */
 final class TestDriver implements AutoCloseable {
@@ -57,10 +64,14 @@ final class TestDriver implements AutoCloseable {
     }
 
     static TestDriver start(Path dir) throws IOException {
-        Path poolDir = dir.resolve("pool");
+        return start(dir, List.of(new FilePoolConfig(POOL, dir.resolve("pool"), POOL_CAPACITY)));
+    }
+
+    /** A driver with these pools, the first the default; {@link #poolDir()} is the first's directory. */
+    static TestDriver start(Path dir, List<FilePoolConfig> pools) throws IOException {
         Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
-        return new TestDriver(dir, poolDir, new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
-                dir.resolve("state"), List.of(new FilePoolConfig(POOL, poolDir, POOL_CAPACITY)), null, MAX_VOLUMES));
+        return new TestDriver(dir, pools.getFirst().directory(), new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
+                dir.resolve("state"), pools, null, MAX_VOLUMES, Optional.empty(), FilesystemType.EXT4));
     }
 
     /** Stops the driver as a pod restart would, leaving mounts and loop devices, and starts a new one. */
@@ -113,13 +124,44 @@ final class TestDriver implements AutoCloseable {
                 .build()).getVolume();
     }
 
+    /** A restore or a clone: a volume made from {@code source}. */
+    Volume create(String name, long requiredBytes, VolumeCapability capability, VolumeContentSource source) {
+        return controller().createVolume(CreateVolumeRequest.newBuilder()
+                .setName(name)
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(requiredBytes))
+                .addVolumeCapabilities(capability)
+                .setVolumeContentSource(source)
+                .build()).getVolume();
+    }
+
+    Snapshot snapshot(String name, String sourceVolumeId) {
+        return controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName(name)
+                .setSourceVolumeId(sourceVolumeId).build()).getSnapshot();
+    }
+
+    static VolumeContentSource fromSnapshot(String snapshotId) {
+        return VolumeContentSource.newBuilder()
+                .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snapshotId)).build();
+    }
+
+    static VolumeContentSource fromVolume(String volumeId) {
+        return VolumeContentSource.newBuilder()
+                .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId(volumeId)).build();
+    }
+
+    /** GetCapacity of the default pool. */
+    long available() {
+        return controller().getCapacity(GetCapacityRequest.getDefaultInstance()).getAvailableCapacity();
+    }
+
     /** Files in the pool directory: images, metadata, partial images (not the driver's lock file). */
     List<Path> poolFiles() throws IOException {
         if (!Files.isDirectory(poolDir)) {
             return List.of();
         }
         try (Stream<Path> files = Files.list(poolDir)) {
-            return files.filter(f -> !f.getFileName().toString().equals(".hearth.lock")).sorted().toList();
+            return files.filter(f -> !Set.of(".hearth.lock", "snapshots").contains(f.getFileName().toString()))
+                    .sorted().toList();
         }
     }
 
@@ -161,6 +203,11 @@ final class TestDriver implements AutoCloseable {
                 .setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
                 .setAccessMode(AccessMode.newBuilder().setMode(AccessMode.Mode.SINGLE_NODE_WRITER))
                 .build();
+    }
+
+    /** The capability with the pod's fsGroup, as the kubelet passes it when VOLUME_MOUNT_GROUP is offered. */
+    static VolumeCapability withMountGroup(VolumeCapability capability, String group) {
+        return capability.toBuilder().setMount(capability.getMount().toBuilder().setVolumeMountGroup(group)).build();
     }
 
     static VolumeCapability withMode(VolumeCapability capability, AccessMode.Mode mode) {

@@ -158,7 +158,9 @@ class VolumeConcurrencyTest {
                 NodeStageVolumeRequest.newBuilder().setVolumeId(id).build(),
                 NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).build(),
                 NodePublishVolumeRequest.newBuilder().setVolumeId(id).build(),
-                NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).build());
+                NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).build(),
+                dev.hearth.csi.v1.NodeExpandVolumeRequest.newBuilder().setVolumeId(id).build(),
+                dev.hearth.csi.v1.CreateSnapshotRequest.newBuilder().setName("snap-1").setSourceVolumeId(id).build());
 
         assertThat(sameVolume).allSatisfy(request ->
                 assertThat(Driver.lockKey(request)).as(request.getDescriptorForType().getName()).contains(key));

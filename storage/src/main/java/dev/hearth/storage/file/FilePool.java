@@ -304,11 +304,29 @@ public final class FilePool implements Pool {
                 Loop.setCapacity(loop.get());
             }
             return grown;
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            shrinkBack(id, files.image(), volume.sizeBytes(), e);
+            if (e instanceof RuntimeException runtime) {
+                throw runtime;
+            }
             throw new StorageException.Failed("expanding volume " + id + " to " + size + " bytes: "
                     + e.getMessage(), e);
         } finally {
             allocation.release(files.image());
+        }
+    }
+
+    /** Undoes a grow that failed before its metadata was written, so the image matches its metadata. */
+    private void shrinkBack(VolumeId id, Path image, long size, Exception cause) {
+        try {
+            boolean metadataUnchanged = find(id).map(Volume::sizeBytes).orElse(size) == size;
+            if (metadataUnchanged && Files.size(image) > size) {
+                try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
+                    file.setLength(size);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
         }
     }
 
@@ -413,9 +431,11 @@ public final class FilePool implements Pool {
         Path image = ImageFiles.of(directory, id).image();
         synchronized (attachLocks.of(id)) {
             try {
-                Optional<LoopAttachment> attached = Loop.findByBackingFile(image);
-                if (attached.isPresent()) {
-                    Loop.detach(attached.get().device());
+                // Also a device whose image was deleted under it: it still holds the old inode.
+                for (LoopAttachment attached : Loop.list()) {
+                    if (attached.backingFile().equals(image)) {
+                        Loop.detach(attached.device());
+                    }
                 }
             } catch (IOException e) {
                 throw new StorageException.Failed("detaching the loop device of " + image + ": " + e.getMessage(), e);
