@@ -34,7 +34,7 @@ final class Allocation {
         this.directories = List.copyOf(directories);
     }
 
-    Capacity capacity() {
+    synchronized Capacity capacity() {
         FsStats fs = statvfs();
         long total = config.capacityBytes() > 0 ? config.capacityBytes() : fs.totalBytes();
         long allocated = allocatedBytes();
@@ -58,7 +58,11 @@ final class Allocation {
         claims.put(file, size);
     }
 
-    void release(Path file) {
+    /**
+     * Ends a claim. Under the same lock as {@link #claim}: a claim's count lists the directory and
+     * then the claims, and a release in between (after its file was renamed) would hide the space.
+     */
+    synchronized void release(Path file) {
         claims.remove(file);
     }
 

@@ -5,7 +5,6 @@ import dev.hearth.linux.FileOps;
 import dev.hearth.linux.FileSystems;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
-import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Capacity;
@@ -61,8 +60,9 @@ public final class FilePool implements Pool {
     private final FileImages snapshots;
     private final Allocation allocation;
     private final FrozenCopy copier = new FrozenCopy();
+    private final FileSnapshots snapshotStore;
     private final XfsClones xfsClones;
-    private final StripedLocks attachLocks = new StripedLocks();
+    private final LoopAttachments loops;
     /** Held while the pool is open: one driver per pool directory. */
     private final FileChannel ownership;
 
@@ -72,7 +72,9 @@ public final class FilePool implements Pool {
         this.volumes = new FileImages(directory);
         this.snapshots = new FileImages(directory.resolve(SNAPSHOTS));
         this.allocation = new Allocation(config, List.of(directory, directory.resolve(SNAPSHOTS)));
+        this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier);
         this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
+        this.loops = new LoopAttachments(config.directIo());
         this.ownership = ownership;
     }
 
@@ -192,8 +194,7 @@ public final class FilePool implements Pool {
             case VolumeSource.FromSnapshot(SnapshotId snapshot) -> {
                 Snapshot found = findSnapshot(snapshot).orElseThrow(() -> new StorageException.NotFound(
                         "source snapshot " + snapshot + " does not exist in pool '" + name() + "'"));
-                yield new Content(ImageFiles.of(snapshots.directory(), snapshot).image(), found.sizeBytes(),
-                        Optional.empty());
+                yield new Content(snapshotStore.image(snapshot), found.sizeBytes(), Optional.empty());
             }
             case VolumeSource.FromVolume(VolumeId volume) -> {
                 Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
@@ -342,105 +343,39 @@ public final class FilePool implements Pool {
 
     @Override
     public Snapshot createSnapshot(String name, VolumeId source) {
-        SnapshotId id = SnapshotId.mint(name(), name);
-        Optional<Snapshot> existing = findSnapshot(id);
-        if (existing.isPresent()) {
-            if (!existing.get().source().equals(source) || !existing.get().name().equals(name)) {
-                throw new StorageException.Conflict("snapshot '" + name + "' exists already, of volume "
-                        + existing.get().source() + ", not " + source);
-            }
-            return existing.get();
-        }
         Content content = content(new VolumeSource.FromVolume(source));
-        ImageFiles files = ImageFiles.of(snapshots.directory(), id);
-        try {
-            Files.deleteIfExists(files.partial());
-            allocation.claim(files.partial(), content.sizeBytes(), "snapshot " + id);
-            Instant taken = Instant.now();
-            try {
-                copier.copy(content.image(), content.device(), files.partial(), content.sizeBytes());
-                Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
-            } finally {
-                allocation.release(files.partial());
-            }
-            Snapshot snapshot = new Snapshot(id, name, source, content.sizeBytes(), taken);
-            AtomicFiles.write(files.metadata(), Metadata.encode(snapshot));
-            return snapshot;
-        } catch (IOException e) {
-            deleteQuietly(files.partial());
-            deleteQuietly(files.image());
-            throw new StorageException.Failed("snapshotting volume " + source + ": " + e.getMessage(), e);
-        }
+        return snapshotStore.create(name, source, content.image(), content.sizeBytes(), content.device());
     }
 
     @Override
     public Optional<Snapshot> findSnapshot(SnapshotId id) {
-        if (!id.pool().equals(name())) {
-            return Optional.empty();
-        }
-        return snapshots.read(ImageFiles.of(snapshots.directory(), id).metadata(), text -> Metadata.decode(id, text));
+        return snapshotStore.find(id);
     }
 
     @Override
     public List<Snapshot> listSnapshots() {
-        return snapshots.metadataFiles().stream()
-                .flatMap(file -> ImageFiles.snapshotOwner(file, ImageFiles.METADATA).stream())
-                .flatMap(id -> findSnapshot(id).stream())
-                .sorted(java.util.Comparator.comparing(s -> s.id().toString()))
-                .toList();
+        return snapshotStore.list();
     }
 
     @Override
     public void deleteSnapshot(SnapshotId id) {
-        if (id.pool().equals(name())) {
-            snapshots.delete(ImageFiles.of(snapshots.directory(), id), "snapshot " + id);
-        }
+        snapshotStore.delete(id);
     }
 
     @Override
     public Path attach(VolumeId id) {
-        Volume volume = find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
-        Path image = ImageFiles.of(directory, volume.id()).image();
-        synchronized (attachLocks.of(id)) {
-            try {
-                Optional<LoopAttachment> attached = Loop.findByBackingFile(image);
-                if (attached.isPresent()) {
-                    return attached.get().device().path();
-                }
-                if (!Files.exists(image)) {
-                    throw new StorageException.Failed("volume " + id + " has lost its image file " + image);
-                }
-                return Loop.attach(image, false, config.directIo()).path();
-            } catch (IOException e) {
-                throw new StorageException.Failed("attaching " + image + " as a loop device: " + e.getMessage(), e);
-            }
-        }
+        find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        return loops.attach(id, ImageFiles.of(directory, id).image());
     }
 
     @Override
     public Optional<Path> attachedDevice(VolumeId id) {
-        try {
-            return Loop.findByBackingFile(ImageFiles.of(directory, id).image()).map(a -> a.device().path());
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading loop devices: " + e.getMessage(), e);
-        }
+        return loops.device(ImageFiles.of(directory, id).image());
     }
 
     @Override
     public void detach(VolumeId id) {
-        Path image = ImageFiles.of(directory, id).image();
-        synchronized (attachLocks.of(id)) {
-            try {
-                // Also a device whose image was deleted under it: it still holds the old inode.
-                for (LoopAttachment attached : Loop.list()) {
-                    if (attached.backingFile().equals(image)) {
-                        Loop.detach(attached.device());
-                    }
-                }
-            } catch (IOException e) {
-                throw new StorageException.Failed("detaching the loop device of " + image + ": " + e.getMessage(), e);
-            }
-        }
+        loops.detach(id, ImageFiles.of(directory, id).image());
     }
 
     @Override
@@ -471,20 +406,6 @@ public final class FilePool implements Pool {
             Files.deleteIfExists(file);
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "could not remove " + file + ": " + e.getMessage());
-        }
-    }
-
-    static final class StripedLocks {
-        private final Object[] stripes = new Object[64];
-
-        StripedLocks() {
-            for (int i = 0; i < stripes.length; i++) {
-                stripes[i] = new Object();
-            }
-        }
-
-        Object of(VolumeId id) {
-            return stripes[Math.floorMod(id.hashCode(), stripes.length)];
         }
     }
 }

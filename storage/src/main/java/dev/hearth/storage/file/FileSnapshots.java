@@ -1,0 +1,88 @@
+package dev.hearth.storage.file;
+
+import dev.hearth.storage.AtomicFiles;
+import dev.hearth.storage.Snapshot;
+import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.VolumeId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/** A file pool's snapshots: whole-image copies in its {@code snapshots/} directory. */
+final class FileSnapshots {
+
+    private final String pool;
+    private final FileImages images;
+    private final Allocation allocation;
+    private final FrozenCopy copier;
+
+    FileSnapshots(String pool, FileImages images, Allocation allocation, FrozenCopy copier) {
+        this.pool = pool;
+        this.images = images;
+        this.allocation = allocation;
+        this.copier = copier;
+    }
+
+    /** Copies the source's image (frozen if mounted), or returns the snapshot this name already made. */
+    Snapshot create(String name, VolumeId source, Path sourceImage, long sourceSize, Optional<Path> sourceDevice) {
+        SnapshotId id = SnapshotId.mint(pool, name);
+        Optional<Snapshot> existing = find(id);
+        if (existing.isPresent()) {
+            if (!existing.get().source().equals(source) || !existing.get().name().equals(name)) {
+                throw new StorageException.Conflict("snapshot '" + name + "' exists already, of volume "
+                        + existing.get().source() + ", not " + source);
+            }
+            return existing.get();
+        }
+        ImageFiles files = ImageFiles.of(images.directory(), id);
+        try {
+            Files.deleteIfExists(files.partial());
+            allocation.claim(files.partial(), sourceSize, "snapshot " + id);
+            Instant taken = Instant.now();
+            try {
+                copier.copy(sourceImage, sourceDevice, files.partial(), sourceSize);
+                Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                allocation.release(files.partial());
+            }
+            Snapshot snapshot = new Snapshot(id, name, source, sourceSize, taken);
+            AtomicFiles.write(files.metadata(), Metadata.encode(snapshot));
+            return snapshot;
+        } catch (IOException e) {
+            files.partial().toFile().delete();
+            files.image().toFile().delete();
+            throw new StorageException.Failed("snapshotting volume " + source + ": " + e.getMessage(), e);
+        }
+    }
+
+    Optional<Snapshot> find(SnapshotId id) {
+        if (!id.pool().equals(pool)) {
+            return Optional.empty();
+        }
+        return images.read(ImageFiles.of(images.directory(), id).metadata(), text -> Metadata.decode(id, text));
+    }
+
+    Path image(SnapshotId id) {
+        return ImageFiles.of(images.directory(), id).image();
+    }
+
+    List<Snapshot> list() {
+        return images.metadataFiles().stream()
+                .flatMap(file -> ImageFiles.snapshotOwner(file, ImageFiles.METADATA).stream())
+                .flatMap(id -> find(id).stream())
+                .sorted(Comparator.comparing(s -> s.id().toString()))
+                .toList();
+    }
+
+    void delete(SnapshotId id) {
+        if (id.pool().equals(pool)) {
+            images.delete(ImageFiles.of(images.directory(), id), "snapshot " + id);
+        }
+    }
+}
