@@ -1,0 +1,72 @@
+# syntax=docker/dockerfile:1
+#
+# The hearth image: the driver jar on a Java 25 runtime, with the filesystem and volume tools the
+# driver runs. deploy/ runs it as the node plugin's "hearth" container.
+#
+#   docker build -t ghcr.io/hearth-dev/hearth:0.1.0 .
+#
+# It needs BuildKit (the default builder of current Docker) for the Maven cache mount.
+#
+# Base images are pinned by Temurin release (25.0.3+9, the JDK this project is built and tested
+# with). For a reproducible build, pin their digests as well, e.g.
+#   --build-arg JDK_IMAGE=eclipse-temurin:25.0.3_9-jdk-noble@sha256:<digest>
+ARG JDK_IMAGE=eclipse-temurin:25.0.3_9-jdk-noble
+ARG JRE_IMAGE=eclipse-temurin:25.0.3_9-jre-noble
+
+FROM ${JDK_IMAGE} AS build
+WORKDIR /src
+COPY . .
+# The Maven wrapper fetches Maven 3.9.11 itself; the cache mount keeps it and the dependencies
+# between builds. Tests need root, loop devices and Go: they run in CI (test/run-all), not here.
+RUN --mount=type=cache,target=/root/.m2 \
+    ./mvnw -B -ntp -DskipTests package \
+ && cp driver/target/hearth.jar /hearth.jar
+
+FROM ${JRE_IMAGE}
+# The tools hearth runs (everything else goes through syscalls): mkfs, grow and check for ext4,
+# xfs and btrfs; blkid (util-linux); LVM and its thin-pool checker (thin_check) for the lvm pool.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      e2fsprogs xfsprogs btrfs-progs util-linux lvm2 thin-provisioning-tools \
+ && rm -rf /var/lib/apt/lists/*
+
+COPY --from=build /hearth.jar /opt/hearth/hearth.jar
+
+# Class data sharing for the application: a training run starts `hearth serve` on a scratch state
+# directory (no root, loop device or mount is needed until a volume is staged), waits until it
+# serves, and stops it with SIGTERM; the JVM writes the classes that start-up loaded to an archive
+# as it exits. Start-up then takes about half as long. The archive must come from this very
+# runtime and this very jar, hence here and not in the build stage; the JVM flags of the training
+# run do not matter to it.
+RUN set -eu; \
+    work=$(mktemp -d); \
+    java -XX:ArchiveClassesAtExit=/opt/hearth/hearth.jsa -jar /opt/hearth/hearth.jar \
+      serve --endpoint "unix://$work/csi.sock" --node-id image-build --state-dir "$work/state" \
+      --metrics-address 127.0.0.1:0 >"$work/log" 2>&1 & \
+    pid=$!; \
+    for _ in $(seq 1 1200); do grep -q ' serving unix://' "$work/log" && break; sleep 0.1; done; \
+    kill -TERM "$pid" 2>/dev/null || true; \
+    wait "$pid" || { cat "$work/log"; exit 1; }; \
+    rm -rf "$work"; \
+    test -s /opt/hearth/hearth.jsa
+
+# Root, on purpose: attaching loop devices, mounting, and making filesystems on block devices need
+# uid 0 with CAP_SYS_ADMIN (the DaemonSet runs this container privileged). A non-root user could
+# do none of it.
+USER root
+
+# A small, quick-starting daemon:
+# - serial GC, the heap at most half the container's memory limit (the DaemonSet sets 256Mi);
+#   -Xmx in JAVA_TOOL_OPTIONS overrides it;
+# - C1 only: the driver waits on syscalls and tools, not on hot Java code, and C2's compiler
+#   threads would cost more memory and CPU than they save;
+# - no hsperfdata file (the DaemonSet's root filesystem is read-only);
+# - exit on OutOfMemoryError, so that the kubelet restarts the driver rather than leave it half
+#   alive;
+# - the class-data archive above; a missing or stale archive is ignored quietly.
+# --enable-native-access=ALL-UNNAMED for the FFM bindings comes from the jar's manifest.
+ENTRYPOINT ["java", "-XX:+UseSerialGC", "-XX:MaxRAMPercentage=50", "-Xss512k", "-XX:TieredStopAtLevel=1", \
+            "-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError", \
+            "-XX:SharedArchiveFile=/opt/hearth/hearth.jsa", "-Xlog:cds=off", "-Xlog:cds+dynamic=off", \
+            "-jar", "/opt/hearth/hearth.jar"]
+CMD ["serve"]
