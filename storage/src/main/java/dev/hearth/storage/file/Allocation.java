@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,9 +60,15 @@ final class Allocation {
     }
 
     /**
-     * Ends a claim. Under the same lock as {@link #claim}: a claim's count lists the directory and
-     * then the claims, and a release in between (after its file was renamed) would hide the space.
+     * Renames a finished image into place and ends its claim in one step, so that no count sees
+     * both the claim and the image (refusing room that exists) or neither (handing it out twice).
      */
+    synchronized void complete(Path partial, Path image) throws IOException {
+        Files.move(partial, image, StandardCopyOption.ATOMIC_MOVE);
+        claims.remove(partial);
+    }
+
+    /** Ends a claim whose operation failed or has completed; ending one twice is harmless. */
     synchronized void release(Path file) {
         claims.remove(file);
     }

@@ -28,7 +28,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
@@ -169,7 +168,7 @@ public final class FilePool implements Pool {
             allocation.claim(files.partial(), size, "volume " + id);
             try {
                 fill(files.partial(), size, content, Provisioning.parse(parameters.get(PROVISIONING)));
-                Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
+                allocation.complete(files.partial(), files.image());
             } finally {
                 allocation.release(files.partial());
             }

@@ -8,7 +8,6 @@ import dev.hearth.storage.VolumeId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
@@ -47,7 +46,7 @@ final class FileSnapshots {
             Instant taken = Instant.now();
             try {
                 copier.copy(sourceImage, sourceDevice, files.partial(), sourceSize);
-                Files.move(files.partial(), files.image(), StandardCopyOption.ATOMIC_MOVE);
+                allocation.complete(files.partial(), files.image());
             } finally {
                 allocation.release(files.partial());
             }
