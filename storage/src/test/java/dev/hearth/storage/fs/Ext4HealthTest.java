@@ -40,6 +40,11 @@ class Ext4HealthTest {
         Path trigger = Path.of("/sys/fs/ext4", fs.device().path().getFileName().toString(), "trigger_fs_error");
         Files.writeString(trigger, "hearth test");
 
+        // ext4 counts the error from a work queue, a moment after the write returns.
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (Ext4Health.errorCount(fs.device().path()).orElse(0) == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
         assertThat(Ext4Health.errorCount(fs.device().path())).hasValue(1);
     }
 
