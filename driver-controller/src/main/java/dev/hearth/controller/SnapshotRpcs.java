@@ -20,8 +20,6 @@ import java.util.Optional;
 /** The snapshot half of the Controller service: CSI validation and mapping around the pools' snapshots. */
 final class SnapshotRpcs {
 
-    private static final String KUBERNETES = "csi.storage.k8s.io/";
-
     private final Pools pools;
 
     SnapshotRpcs(Pools pools) {
@@ -95,7 +93,9 @@ final class SnapshotRpcs {
 
     /** Snapshots take no class parameters yet; Kubernetes' own metadata keys are accepted and ignored. */
     private static void requireNoParameters(Map<String, String> parameters) {
-        Optional<String> unknown = parameters.keySet().stream().filter(k -> !k.startsWith(KUBERNETES)).findFirst();
+        Optional<String> unknown = parameters.keySet().stream()
+                .filter(k -> !k.startsWith(StorageClassParameters.KUBERNETES))
+                .findFirst();
         unknown.ifPresent(key -> {
             throw invalid("unknown snapshot parameter '" + key + "': hearth's snapshots take no parameters");
         });

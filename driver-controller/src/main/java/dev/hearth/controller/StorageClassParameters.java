@@ -15,7 +15,8 @@ record StorageClassParameters(Pool pool, Map<String, String> poolParameters) {
 
     static final String PREFIX = "hearth.dev/";
     static final String POOL = PREFIX + "pool";
-    private static final String KUBERNETES = "csi.storage.k8s.io/";
+    /** Keys Kubernetes' sidecars add (fstype, pvc/pv/snapshot names): theirs, never ours to refuse. */
+    static final String KUBERNETES = "csi.storage.k8s.io/";
 
     static StorageClassParameters of(Map<String, String> parameters, Pools pools) {
         Map<String, String> own = new TreeMap<>();

@@ -166,19 +166,18 @@ public final class Driver implements AutoCloseable {
         }
         // A snapshot reads its source while it is taken: no delete, expansion or second snapshot meanwhile.
         if (request instanceof CreateSnapshotRequest snapshot) {
-            String source = snapshot.getSourceVolumeId();
-            return source.isEmpty() ? Optional.empty()
-                    : Optional.of(VolumeId.parse(source).map(VolumeId::key).orElse(source));
+            return keyOfId(snapshot.getSourceVolumeId());
         }
         FieldDescriptor field = request.getDescriptorForType().findFieldByName("volume_id");
         if (field == null || field.getJavaType() != FieldDescriptor.JavaType.STRING) {
             return Optional.empty();
         }
-        String id = (String) request.getField(field);
-        if (id.isEmpty()) {
-            return Optional.empty();
-        }
-        return Optional.of(VolumeId.parse(id).map(VolumeId::key).orElse(id));
+        return keyOfId((String) request.getField(field));
+    }
+
+    /** A volume ID's key (so it meets CreateVolume's), or a foreign ID as it is; none for an empty one. */
+    private static Optional<String> keyOfId(String id) {
+        return id.isEmpty() ? Optional.empty() : Optional.of(VolumeId.parse(id).map(VolumeId::key).orElse(id));
     }
 
 }
