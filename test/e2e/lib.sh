@@ -33,6 +33,9 @@ e2e_component_dir() { local v; read -r _ v <<<"${E2E_MODULE[$1]}"; echo "$E2E_CA
 # The path of a built binary, by its name (etcd, kube-apiserver, csi-provisioner, ...).
 e2e_bin() {
   local c b
+  # Our own tool (test/e2e/csi-kubelet), built by test/e2e/build on every run (Go's cache makes
+  # that a second).
+  [ "$1" = csi-kubelet ] && { echo "$E2E_CACHE/tools/csi-kubelet"; return 0; }
   for c in "${E2E_COMPONENTS[@]}"; do
     for b in ${E2E_BINARIES[$c]}; do
       if [ "${b%%=*}" = "$1" ]; then echo "$(e2e_component_dir "$c")/bin/$1"; return 0; fi
@@ -40,7 +43,7 @@ e2e_bin() {
   done
   echo "e2e_bin: unknown binary $1" >&2; return 1
 }
-# The VolumeSnapshot CRDs (from github.com/kubernetes-csi/external-snapshotter/client/v8).
+# The VolumeSnapshot and VolumeGroupSnapshot CRDs (github.com/kubernetes-csi/external-snapshotter/client/v8).
 e2e_crd_dir() { echo "$(e2e_component_dir external-snapshotter)/crd"; }
 
 # Go: the toolchain of the machine (never a downloaded one), caches under E2E_CACHE.
