@@ -39,33 +39,15 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The Controller service of a running driver, through its unix socket, on a 2 GiB file pool. */
-class ControllerServiceTest {
+class ControllerServiceTest extends DriverFixture {
 
     private static final String TOPOLOGY_KEY = "topology.hearth.dev/node";
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
 
     private static CreateVolumeRequest.Builder request(String name, long requiredBytes) {
         return CreateVolumeRequest.newBuilder()

@@ -29,10 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -40,27 +37,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * CSI ephemeral inline volumes: the kubelet publishes a volume it never asked the controller for,
  * sized by the pod's attributes, and unpublishing it is its end.
  */
-class EphemeralVolumeTest {
+class EphemeralVolumeTest extends DriverFixture {
 
     /** The kubelet's handle for an inline volume: "csi-" and a SHA-256 of the pod and volume name. */
     private static final String KUBELET_ID = "csi-4b227777d4dd1fc61c6f884f48641d02b4d121d3fd328cb08b5531fcacdabf8a";
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-    private Kubelet kubelet;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-        kubelet = new Kubelet(driver);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
 
     private static Map<String, String> attributes(String size) {
         Map<String, String> attributes = new HashMap<>(Map.of(

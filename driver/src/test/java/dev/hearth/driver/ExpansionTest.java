@@ -22,10 +22,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,24 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (ext4 grows online only with CAP_SYS_RESOURCE, which this sandbox's root lacks; its online case
  * is tested on a user-mode Linux host. Here ext4 grows offline, when it is next staged.)
  */
-class ExpansionTest {
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-    private Kubelet kubelet;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-        kubelet = new Kubelet(driver);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
+class ExpansionTest extends DriverFixture {
 
     private long capacityOf(String id) {
         return driver.controller().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(id)

@@ -13,28 +13,10 @@ import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import java.io.IOException;
 import java.nio.file.Files;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The Identity service of a running driver, through its unix socket. */
-class IdentityServiceTest {
-
-    @TempDir
-    java.nio.file.Path dir;
-
-    private TestDriver driver;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
+class IdentityServiceTest extends DriverFixture {
 
     @Test
     void pluginInfoNamesTheDriverAndTheBuildVersion() {

@@ -42,9 +42,14 @@ final class Kubelet {
     }
 
     void publish(String volumeId, Path staging, Path target, VolumeCapability capability) {
+        publish(volumeId, staging, target, capability, false);
+    }
+
+    /** {@code readOnly} is the request's readonly flag, set when the pod mounts the volume read-only. */
+    void publish(String volumeId, Path staging, Path target, VolumeCapability capability, boolean readOnly) {
         driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(volumeId)
                 .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
-                .setVolumeCapability(capability).build());
+                .setVolumeCapability(capability).setReadonly(readOnly).build());
     }
 
     Published stageAndPublish(String volumeId, VolumeCapability capability, String pod) throws IOException {

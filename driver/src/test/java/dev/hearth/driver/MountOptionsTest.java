@@ -15,10 +15,7 @@ import io.grpc.Status.Code;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -26,24 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * What a volume capability asks of the mount beyond the filesystem: the pod's fsGroup
  * (VOLUME_MOUNT_GROUP) and mount flags, and the requests that must change nothing on the node.
  */
-class MountOptionsTest {
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-    private Kubelet kubelet;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-        kubelet = new Kubelet(driver);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
+class MountOptionsTest extends DriverFixture {
 
     private static VolumeCapability withFlag(String flag) {
         return mount("ext4").toBuilder()

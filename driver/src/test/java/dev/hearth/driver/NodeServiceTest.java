@@ -40,11 +40,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -52,53 +48,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The Node service of a running driver, through its unix socket: real loop devices, mkfs and
  * mounts under a temporary directory, as the kubelet would drive them.
  */
-class NodeServiceTest {
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
-
-    // Paths as the kubelet lays them out: it makes the staging directory and the target's parent.
-
-    private Path stagingFor(String name) throws IOException {
-        return Files.createDirectories(dir.resolve("plugins/staging").resolve(name));
-    }
-
-    private Path targetFor(String pod) throws IOException {
-        return Files.createDirectories(dir.resolve("pods").resolve(pod).resolve("volumes")).resolve("vol");
-    }
-
-    private void stage(String id, Path staging, VolumeCapability capability) {
-        driver.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build());
-    }
-
-    private void publish(String id, Path staging, Path target, VolumeCapability capability, boolean readOnly) {
-        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
-                .setVolumeCapability(capability).setReadonly(readOnly).build());
-    }
-
-    private void unpublish(String id, Path target) {
-        driver.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(target.toString()).build());
-    }
-
-    private void unstage(String id, Path staging) {
-        driver.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).build());
-    }
+class NodeServiceTest extends DriverFixture {
 
     private void delete(String id) {
         driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
@@ -119,12 +69,6 @@ class NodeServiceTest {
         }
     }
 
-    private static byte[] pattern(int length, long seed) {
-        byte[] bytes = new byte[length];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
-    }
-
     private static byte[] read(Path file, long offset, int length) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocate(length);
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
@@ -140,10 +84,10 @@ class NodeServiceTest {
     /** The whole life of a filesystem volume; returns nothing, asserts every step a user would see. */
     private void filesystemLifecycle(String requestedFs, String expectedFs, long size) throws IOException {
         String id = driver.create("pvc-" + expectedFs, size, mount(requestedFs)).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
 
-        stage(id, staging, mount(requestedFs));
+        kubelet.stage(id, staging, mount(requestedFs));
         MountEntry staged = mountAt(staging).orElseThrow(() -> new AssertionError("nothing mounted at " + staging));
         assertThat(staged.fsType()).isEqualTo(expectedFs);
         assertThat(driver.poolLoopDevices()).singleElement().satisfies(loop -> {
@@ -151,7 +95,7 @@ class NodeServiceTest {
             assertThat(staged.source()).isEqualTo(loop.device().path().toString());
         });
 
-        publish(id, staging, target, mount(requestedFs), false);
+        kubelet.publish(id, staging, target, mount(requestedFs), false);
         MountEntry published = mountAt(target).orElseThrow(() -> new AssertionError("nothing mounted at " + target));
         assertThat(published.readOnly()).isFalse();
         assertThat(published.fsType()).isEqualTo(expectedFs);
@@ -160,11 +104,11 @@ class NodeServiceTest {
         assertThat(Files.readString(target.resolve("hello.txt"))).isEqualTo("hello from " + expectedFs);
         assertThat(Files.readString(staging.resolve("hello.txt"))).isEqualTo("hello from " + expectedFs);
 
-        unpublish(id, target);
+        kubelet.unpublish(id, target);
         assertThat(target).doesNotExist();
         assertThat(mountAt(staging)).isPresent();
 
-        unstage(id, staging);
+        kubelet.unstage(id, staging);
         assertThat(mountAt(staging)).isEmpty();
         assertThat(driver.poolLoopDevices()).isEmpty();
 
@@ -200,12 +144,12 @@ class NodeServiceTest {
     void readOnlyPublishRefusesWrites(boolean byReadonlyFlag) throws IOException {
         VolumeCapability capability = byReadonlyFlag ? mount("ext4") : withMode(mount("ext4"), Mode.SINGLE_NODE_READER_ONLY);
         String id = driver.create("pvc-ro", 64 * MIB, capability).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-ro");
-        stage(id, staging, capability);
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-ro");
+        kubelet.stage(id, staging, capability);
         writeSynced(staging.resolve("seed.txt"), "written before publish");
 
-        publish(id, staging, target, capability, byReadonlyFlag);
+        kubelet.publish(id, staging, target, capability, byReadonlyFlag);
 
         assertThat(mountAt(target)).get().extracting(MountEntry::readOnly).isEqualTo(true);
         assertThat(Files.readString(target.resolve("seed.txt"))).isEqualTo("written before publish");
@@ -220,13 +164,13 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void oneVolumeCanBePublishedToTwoPodsOfThisNode() throws IOException {
         String id = driver.create("pvc-shared", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
-        Path first = targetFor("pod-1");
-        Path second = targetFor("pod-2");
-        stage(id, staging, mount("ext4"));
+        Path staging = kubelet.stagingFor(id);
+        Path first = kubelet.targetFor("pod-1");
+        Path second = kubelet.targetFor("pod-2");
+        kubelet.stage(id, staging, mount("ext4"));
 
-        publish(id, staging, first, mount("ext4"), false);
-        publish(id, staging, second, mount("ext4"), false);
+        kubelet.publish(id, staging, first, mount("ext4"), false);
+        kubelet.publish(id, staging, second, mount("ext4"), false);
         writeSynced(first.resolve("from-pod-1"), "one");
 
         assertThat(Files.readString(second.resolve("from-pod-1"))).isEqualTo("one");
@@ -237,22 +181,22 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void stageAndPublishAreIdempotent() throws IOException {
         String id = driver.create("pvc-again", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
 
-        stage(id, staging, mount("ext4"));
-        stage(id, staging, mount("ext4"));
-        publish(id, staging, target, mount("ext4"), false);
-        publish(id, staging, target, mount("ext4"), false);
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, target, mount("ext4"), false);
+        kubelet.publish(id, staging, target, mount("ext4"), false);
 
         assertThat(mountCount(staging)).isEqualTo(1);
         assertThat(mountCount(target)).isEqualTo(1);
         assertThat(driver.poolLoopDevices()).hasSize(1);
 
-        unpublish(id, target);
-        unpublish(id, target);
-        unstage(id, staging);
-        unstage(id, staging);
+        kubelet.unpublish(id, target);
+        kubelet.unpublish(id, target);
+        kubelet.unstage(id, staging);
+        kubelet.unstage(id, staging);
         assertThat(mountCount(target)).isZero();
         assertThat(mountCount(staging)).isZero();
         assertThat(driver.poolLoopDevices()).isEmpty();
@@ -263,17 +207,17 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void restagingAfterUnstageKeepsTheData() throws IOException {
         String id = driver.create("pvc-keep", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
-        stage(id, staging, mount("ext4"));
-        publish(id, staging, target, mount("ext4"), false);
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, target, mount("ext4"), false);
         writeSynced(target.resolve("precious.txt"), "do not reformat me");
-        unpublish(id, target);
-        unstage(id, staging);
+        kubelet.unpublish(id, target);
+        kubelet.unstage(id, staging);
 
-        Path newTarget = targetFor("pod-2");
-        stage(id, staging, mount("ext4"));
-        publish(id, staging, newTarget, mount("ext4"), false);
+        Path newTarget = kubelet.targetFor("pod-2");
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, newTarget, mount("ext4"), false);
 
         assertThat(Files.readString(newTarget.resolve("precious.txt"))).isEqualTo("do not reformat me");
     }
@@ -284,24 +228,24 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void aRestartedDriverCarriesOnWithWhatIsStagedAndPublished() throws IOException {
         String id = driver.create("pvc-restart", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
-        stage(id, staging, mount("ext4"));
-        publish(id, staging, target, mount("ext4"), false);
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, target, mount("ext4"), false);
         writeSynced(target.resolve("before-restart.txt"), "still here");
 
         driver.restart();
 
         assertThat(driver.create("pvc-restart", 64 * MIB, mount("ext4")).getVolumeId()).isEqualTo(id);
-        stage(id, staging, mount("ext4"));
-        publish(id, staging, target, mount("ext4"), false);
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, target, mount("ext4"), false);
         assertThat(driver.poolLoopDevices()).hasSize(1);
         assertThat(mountCount(staging)).isEqualTo(1);
         assertThat(mountCount(target)).isEqualTo(1);
         assertThat(Files.readString(target.resolve("before-restart.txt"))).isEqualTo("still here");
 
-        unpublish(id, target);
-        unstage(id, staging);
+        kubelet.unpublish(id, target);
+        kubelet.unstage(id, staging);
         delete(id);
         assertThat(driver.poolLoopDevices()).isEmpty();
         assertThat(driver.poolFiles()).isEmpty();
@@ -312,16 +256,16 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void stagingAsAnotherFilesystemThanTheVolumeHoldsIsRefusedAndKeepsTheData() throws IOException {
         String id = driver.create("pvc-fs", 512 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
-        stage(id, staging, mount("ext4"));
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, mount("ext4"));
         writeSynced(staging.resolve("precious.txt"), "ext4 data");
-        unstage(id, staging);
+        kubelet.unstage(id, staging);
 
-        assertFails(() -> stage(id, staging, mount("xfs")), Code.FAILED_PRECONDITION, "ext4", "xfs");
+        assertFails(() -> kubelet.stage(id, staging, mount("xfs")), Code.FAILED_PRECONDITION, "ext4", "xfs");
         assertThat(mountAt(staging)).isEmpty();
         assertThat(driver.poolLoopDevices()).isEmpty();
 
-        stage(id, staging, mount("ext4"));
+        kubelet.stage(id, staging, mount("ext4"));
         assertThat(Files.readString(staging.resolve("precious.txt"))).isEqualTo("ext4 data");
     }
 
@@ -330,7 +274,7 @@ class NodeServiceTest {
     void stagingWithAFilesystemHearthDoesNotMakeIsInvalidAndLeavesNoLoopDevice() throws IOException {
         String id = driver.create("pvc-ntfs", 64 * MIB, mount("ext4")).getVolumeId();
 
-        assertFails(() -> stage(id, stagingFor(id), mount("ntfs")), Code.INVALID_ARGUMENT, "ntfs");
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor(id), mount("ntfs")), Code.INVALID_ARGUMENT, "ntfs");
 
         assertThat(driver.poolLoopDevices()).isEmpty();
     }
@@ -340,12 +284,12 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void stagingWithAMountOptionTheFilesystemRejectsIsInvalidAndLeavesNothingMounted() throws IOException {
         String id = driver.create("pvc-opts", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
+        Path staging = kubelet.stagingFor(id);
         VolumeCapability capability = mount("ext4").toBuilder()
                 .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4").addMountFlags("no_such_option"))
                 .build();
 
-        assertFails(() -> stage(id, staging, capability), Code.INVALID_ARGUMENT, "no_such_option");
+        assertFails(() -> kubelet.stage(id, staging, capability), Code.INVALID_ARGUMENT, "no_such_option");
 
         assertThat(mountAt(staging)).isEmpty();
         assertThat(driver.poolLoopDevices()).isEmpty();
@@ -356,13 +300,13 @@ class NodeServiceTest {
     @RequiresTools("mkfs.ext4")
     void stagingHonoursMountFlags() throws IOException {
         String id = driver.create("pvc-flags", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
+        Path staging = kubelet.stagingFor(id);
         VolumeCapability capability = mount("ext4").toBuilder()
                 .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4")
                         .addMountFlags("noatime").addMountFlags("nodev"))
                 .build();
 
-        stage(id, staging, capability);
+        kubelet.stage(id, staging, capability);
 
         assertThat(mountAt(staging)).get().satisfies(m -> {
             assertThat(m.hasMountOption("noatime")).isTrue();
@@ -376,21 +320,21 @@ class NodeServiceTest {
     @RequiresRoot
     void blockVolumeIsTheLoopDeviceAtTheTargetAndItsBytesLandInTheImage() throws IOException {
         String id = driver.create("pvc-block", 64 * MIB, block()).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
 
-        stage(id, staging, block());
+        kubelet.stage(id, staging, block());
         LoopAttachment loop = driver.poolLoopDevices().getFirst();
         assertThat(driver.poolLoopDevices()).hasSize(1);
         assertThat(mountAt(staging)).as("a block volume mounts nothing at staging").isEmpty();
 
-        publish(id, staging, target, block(), false);
+        kubelet.publish(id, staging, target, block(), false);
         assertThat(BlockDevices.isBlockDevice(target)).as("%s is a block device", target).isTrue();
         assertThat(Files.getAttribute(target, "unix:rdev"))
                 .isEqualTo(Files.getAttribute(loop.device().path(), "unix:rdev"));
         assertThat(mountAt(target)).isPresent();
 
-        byte[] bytes = pattern((int) MIB, 42);
+        byte[] bytes = TestData.random((int) MIB, 42);
         long offset = 8 * MIB;
         try (FileChannel device = FileChannel.open(target, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             assertThat(device.size()).isEqualTo(64 * MIB);
@@ -400,9 +344,9 @@ class NodeServiceTest {
         assertThat(read(target, offset, bytes.length)).isEqualTo(bytes);
         assertThat(read(driver.image(id), offset, bytes.length)).isEqualTo(bytes);
 
-        unpublish(id, target);
+        kubelet.unpublish(id, target);
         assertThat(target).doesNotExist();
-        unstage(id, staging);
+        kubelet.unstage(id, staging);
         assertThat(driver.poolLoopDevices()).isEmpty();
         delete(id);
         assertThat(driver.poolFiles()).isEmpty();
@@ -412,21 +356,21 @@ class NodeServiceTest {
     @RequiresRoot
     void blockStageAndPublishAreIdempotent() throws IOException {
         String id = driver.create("pvc-block", 16 * MIB, block()).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
 
-        stage(id, staging, block());
-        stage(id, staging, block());
-        publish(id, staging, target, block(), false);
-        publish(id, staging, target, block(), false);
+        kubelet.stage(id, staging, block());
+        kubelet.stage(id, staging, block());
+        kubelet.publish(id, staging, target, block(), false);
+        kubelet.publish(id, staging, target, block(), false);
 
         assertThat(driver.poolLoopDevices()).hasSize(1);
         assertThat(mountCount(target)).isEqualTo(1);
 
-        unpublish(id, target);
-        unpublish(id, target);
-        unstage(id, staging);
-        unstage(id, staging);
+        kubelet.unpublish(id, target);
+        kubelet.unpublish(id, target);
+        kubelet.unstage(id, staging);
+        kubelet.unstage(id, staging);
         assertThat(target).doesNotExist();
         assertThat(driver.poolLoopDevices()).isEmpty();
     }
@@ -440,28 +384,28 @@ class NodeServiceTest {
     @RequiresRoot
     void readOnlyBlockPublishRefusesWrites() throws IOException {
         String id = driver.create("pvc-block-ro", 16 * MIB, block()).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
-        stage(id, staging, block());
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, block());
 
-        publish(id, staging, target, block(), true);
-        publish(id, staging, target, block(), true);
+        kubelet.publish(id, staging, target, block(), true);
+        kubelet.publish(id, staging, target, block(), true);
 
         assertThat(mountCount(target)).isEqualTo(1);
         assertThat(mountAt(target)).get().extracting(MountEntry::readOnly).isEqualTo(true);
         assertThat(driver.poolLoopDevices()).as("the volume's device and one read-only view").hasSize(2);
         assertThatThrownBy(() -> {
             try (FileChannel device = FileChannel.open(target, StandardOpenOption.WRITE)) {
-                device.write(ByteBuffer.wrap(pattern(4096, 7)), 0);
+                device.write(ByteBuffer.wrap(TestData.random(4096, 7)), 0);
                 device.force(true);
             }
         }).isInstanceOf(IOException.class);
         assertThat(read(driver.image(id), 0, 4096)).isEqualTo(new byte[4096]);
 
-        unpublish(id, target);
+        kubelet.unpublish(id, target);
         assertThat(target).doesNotExist();
         assertThat(driver.poolLoopDevices()).hasSize(1);
-        unstage(id, staging);
+        kubelet.unstage(id, staging);
         assertThat(driver.poolLoopDevices()).isEmpty();
     }
 
@@ -473,14 +417,14 @@ class NodeServiceTest {
     void publishingAnotherVolumeAtAnOccupiedTargetIsAlreadyExists() throws IOException {
         String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
         String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();
-        Path target = targetFor("pod-1");
-        stage(first, stagingFor(first), mount("ext4"));
-        stage(second, stagingFor(second), mount("ext4"));
-        publish(first, stagingFor(first), target, mount("ext4"), false);
+        Path target = kubelet.targetFor("pod-1");
+        kubelet.stage(first, kubelet.stagingFor(first), mount("ext4"));
+        kubelet.stage(second, kubelet.stagingFor(second), mount("ext4"));
+        kubelet.publish(first, kubelet.stagingFor(first), target, mount("ext4"), false);
 
-        assertFails(() -> publish(second, stagingFor(second), target, mount("ext4"), false),
+        assertFails(() -> kubelet.publish(second, kubelet.stagingFor(second), target, mount("ext4"), false),
                 Code.ALREADY_EXISTS, target.toString());
-        assertFails(() -> publish(first, stagingFor(first), target, mount("ext4"), true),
+        assertFails(() -> kubelet.publish(first, kubelet.stagingFor(first), target, mount("ext4"), true),
                 Code.ALREADY_EXISTS, target.toString());
         assertThat(mountCount(target)).isEqualTo(1);
     }
@@ -491,10 +435,10 @@ class NodeServiceTest {
     void stagingAtAPathAnotherVolumeOccupiesIsAlreadyExistsAndLeavesNoLoopDevice() throws IOException {
         String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
         String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(first);
-        stage(first, staging, mount("ext4"));
+        Path staging = kubelet.stagingFor(first);
+        kubelet.stage(first, staging, mount("ext4"));
 
-        assertFails(() -> stage(second, staging, mount("ext4")), Code.ALREADY_EXISTS, staging.toString());
+        assertFails(() -> kubelet.stage(second, staging, mount("ext4")), Code.ALREADY_EXISTS, staging.toString());
 
         assertThat(driver.poolLoopDevices()).extracting(LoopAttachment::backingFile)
                 .containsExactly(driver.image(first).toRealPath());
@@ -512,13 +456,13 @@ class NodeServiceTest {
     void publishingAVolumeFromAnotherVolumesStagingPathIsRefused() throws IOException {
         String first = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
         String second = driver.create("pvc-2", 64 * MIB, mount("ext4")).getVolumeId();
-        Path firstStaging = stagingFor(first);
-        stage(first, firstStaging, mount("ext4"));
-        stage(second, stagingFor(second), mount("ext4"));
+        Path firstStaging = kubelet.stagingFor(first);
+        kubelet.stage(first, firstStaging, mount("ext4"));
+        kubelet.stage(second, kubelet.stagingFor(second), mount("ext4"));
         writeSynced(firstStaging.resolve("secret-of-pvc-1"), "not for pvc-2's pods");
-        Path target = targetFor("pod-of-pvc-2");
+        Path target = kubelet.targetFor("pod-of-pvc-2");
 
-        assertFails(() -> publish(second, firstStaging, target, mount("ext4"), false), Code.FAILED_PRECONDITION,
+        assertFails(() -> kubelet.publish(second, firstStaging, target, mount("ext4"), false), Code.FAILED_PRECONDITION,
                 second);
 
         assertThat(mountAt(target)).isEmpty();
@@ -528,19 +472,20 @@ class NodeServiceTest {
     @Test
     void publishingAFilesystemVolumeThatIsNotStagedIsFailedPrecondition() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
-        Path target = targetFor("pod-1");
+        Path target = kubelet.targetFor("pod-1");
 
-        assertFails(() -> publish(id, stagingFor(id), target, mount("ext4"), false), Code.FAILED_PRECONDITION,
-                stagingFor(id).toString());
+        assertFails(() -> kubelet.publish(id, kubelet.stagingFor(id), target, mount("ext4"), false),
+                Code.FAILED_PRECONDITION, kubelet.stagingFor(id).toString());
         assertThat(mountAt(target)).isEmpty();
     }
 
     @Test
     void publishingABlockVolumeThatIsNotStagedIsFailedPrecondition() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
-        Path target = targetFor("pod-1");
+        Path target = kubelet.targetFor("pod-1");
 
-        assertFails(() -> publish(id, stagingFor(id), target, block(), false), Code.FAILED_PRECONDITION, id);
+        assertFails(() -> kubelet.publish(id, kubelet.stagingFor(id), target, block(), false),
+                Code.FAILED_PRECONDITION, id);
         assertThat(target).doesNotExist();
     }
 
@@ -548,13 +493,13 @@ class NodeServiceTest {
     @RequiresRoot
     void deletingAStagedVolumeIsFailedPreconditionUntilItIsUnstaged() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
-        Path staging = stagingFor(id);
-        stage(id, staging, block());
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
 
         assertFails(() -> delete(id), Code.FAILED_PRECONDITION, id);
         assertThat(driver.image(id)).exists();
 
-        unstage(id, staging);
+        kubelet.unstage(id, staging);
         delete(id);
         assertThat(driver.poolFiles()).isEmpty();
     }
@@ -563,9 +508,9 @@ class NodeServiceTest {
     void unstageAndUnpublishOfWhatWasNeverThereSucceed() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
 
-        unpublish(id, targetFor("pod-1"));
-        unstage(id, stagingFor(id));
-        unstage(VolumeId.mint("default", "never-made").toString(), stagingFor("never"));
+        kubelet.unpublish(id, kubelet.targetFor("pod-1"));
+        kubelet.unstage(id, kubelet.stagingFor(id));
+        kubelet.unstage(VolumeId.mint("default", "never-made").toString(), kubelet.stagingFor("never"));
 
         assertThat(driver.image(id)).exists();
     }
@@ -575,27 +520,28 @@ class NodeServiceTest {
     @ParameterizedTest
     @ValueSource(strings = {"default-aaaaaaaaaaaaaaaaaaaaaaaaaa", "no-such-volume", "../../etc/passwd"})
     void stagingOrPublishingAVolumeThatDoesNotExistIsNotFound(String id) throws IOException {
-        assertFails(() -> stage(id, stagingFor("x"), mount("ext4")), Code.NOT_FOUND, id);
-        assertFails(() -> publish(id, stagingFor("x"), targetFor("pod-1"), mount("ext4"), false),
-                Code.NOT_FOUND, id);
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor("x"), mount("ext4")), Code.NOT_FOUND, id);
+        assertFails(() -> kubelet.publish(id, kubelet.stagingFor("x"), kubelet.targetFor("pod-1"), mount("ext4"),
+                false), Code.NOT_FOUND, id);
     }
 
     @Test
     void requestsWithoutVolumeIdAreInvalid() throws IOException {
-        Path staging = stagingFor("x");
-        Path target = targetFor("pod-1");
+        Path staging = kubelet.stagingFor("x");
+        Path target = kubelet.targetFor("pod-1");
 
-        assertFails(() -> stage("", staging, mount("ext4")), Code.INVALID_ARGUMENT, "volume_id");
-        assertFails(() -> publish("", staging, target, mount("ext4"), false), Code.INVALID_ARGUMENT, "volume_id");
-        assertFails(() -> unpublish("", target), Code.INVALID_ARGUMENT, "volume_id");
-        assertFails(() -> unstage("", staging), Code.INVALID_ARGUMENT, "volume_id");
+        assertFails(() -> kubelet.stage("", staging, mount("ext4")), Code.INVALID_ARGUMENT, "volume_id");
+        assertFails(() -> kubelet.publish("", staging, target, mount("ext4"), false), Code.INVALID_ARGUMENT,
+                "volume_id");
+        assertFails(() -> kubelet.unpublish("", target), Code.INVALID_ARGUMENT, "volume_id");
+        assertFails(() -> kubelet.unstage("", staging), Code.INVALID_ARGUMENT, "volume_id");
     }
 
     @Test
     void requestsWithoutPathsOrCapabilityAreInvalid() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
-        Path staging = stagingFor(id);
-        Path target = targetFor("pod-1");
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
         var node = driver.node();
 
         assertFails(() -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
@@ -620,9 +566,10 @@ class NodeServiceTest {
     @Test
     void stagingWithAMultiNodeAccessModeIsInvalid() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        VolumeCapability multiNode = withMode(mount("ext4"), Mode.MULTI_NODE_MULTI_WRITER);
 
-        assertFails(() -> stage(id, stagingFor(id), withMode(mount("ext4"), Mode.MULTI_NODE_MULTI_WRITER)),
-                Code.INVALID_ARGUMENT, "MULTI_NODE_MULTI_WRITER");
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor(id), multiNode), Code.INVALID_ARGUMENT,
+                "MULTI_NODE_MULTI_WRITER");
     }
 
     @ParameterizedTest
@@ -631,13 +578,13 @@ class NodeServiceTest {
     void pathsThatAreRelativeOrNotNormalizedAreInvalid(String template) throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
         String path = template.replace("{dir}", dir.toString());
-        Path target = targetFor("pod-1");
+        Path target = kubelet.targetFor("pod-1");
 
         assertFails(() -> driver.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
                 .setStagingTargetPath(path).setVolumeCapability(mount("ext4")).build()),
                 Code.INVALID_ARGUMENT, "staging_target_path", path);
         assertFails(() -> driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(stagingFor(id).toString()).setTargetPath(path)
+                .setStagingTargetPath(kubelet.stagingFor(id).toString()).setTargetPath(path)
                 .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "target_path", path);
         assertFails(() -> driver.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
                 .setTargetPath(path).build()), Code.INVALID_ARGUMENT, "target_path", path);
@@ -653,12 +600,12 @@ class NodeServiceTest {
         Path linkedStaging = link.resolve("staging");
         Path linkedTarget = Files.createSymbolicLink(dir.resolve("target-link"), elsewhere);
 
-        assertFails(() -> stage(id, linkedStaging, mount("ext4")), Code.INVALID_ARGUMENT,
+        assertFails(() -> kubelet.stage(id, linkedStaging, mount("ext4")), Code.INVALID_ARGUMENT,
                 linkedStaging.toString(), "symbolic link");
-        assertFails(() -> publish(id, stagingFor(id), linkedTarget, mount("ext4"), false), Code.INVALID_ARGUMENT,
-                linkedTarget.toString(), "symbolic link");
-        assertFails(() -> unpublish(id, linkedTarget), Code.INVALID_ARGUMENT, linkedTarget.toString());
-        assertFails(() -> unstage(id, linkedStaging), Code.INVALID_ARGUMENT, linkedStaging.toString());
+        assertFails(() -> kubelet.publish(id, kubelet.stagingFor(id), linkedTarget, mount("ext4"), false),
+                Code.INVALID_ARGUMENT, linkedTarget.toString(), "symbolic link");
+        assertFails(() -> kubelet.unpublish(id, linkedTarget), Code.INVALID_ARGUMENT, linkedTarget.toString());
+        assertFails(() -> kubelet.unstage(id, linkedStaging), Code.INVALID_ARGUMENT, linkedStaging.toString());
 
         assertThat(elsewhere).isEmptyDirectory();
         assertThat(linkedTarget).isSymbolicLink();

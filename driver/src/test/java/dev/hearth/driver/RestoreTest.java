@@ -31,35 +31,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * CreateVolume from a snapshot: what the restored volume holds once a pod mounts it, how large its
  * filesystem is, and the requests that cannot be served. Real loop devices, mkfs and mounts.
  */
-class RestoreTest {
+class RestoreTest extends DriverFixture {
 
     private static final String BEFORE = "written before the snapshot";
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-    private Kubelet kubelet;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-        kubelet = new Kubelet(driver);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
 
     /** A source volume with a.bin and a.txt written before the snapshot, and b.txt and changes to both after. */
     private record Taken(String snapshotId, Published source, String shaOfA) {}

@@ -26,10 +26,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,22 +34,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * CreateSnapshot, DeleteSnapshot and ListSnapshots of a running driver, through its unix socket,
  * on a 2 GiB file pool. What a snapshot holds is seen by restoring it ({@link RestoreTest}).
  */
-class SnapshotServiceTest {
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
+class SnapshotServiceTest extends DriverFixture {
 
     private String volume(String name, long size) {
         return driver.create(name, size, mount("ext4")).getVolumeId();

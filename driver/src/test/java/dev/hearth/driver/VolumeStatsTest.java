@@ -25,10 +25,7 @@ import io.grpc.Status.Code;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -36,24 +33,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * NodeGetVolumeStats and the volume condition the node and the controller report: the numbers a
  * kubelet shows for a volume, and what happens to a volume's image or mounts behind the driver's back.
  */
-class VolumeStatsTest {
-
-    @TempDir
-    Path dir;
-
-    private TestDriver driver;
-    private Kubelet kubelet;
-
-    @BeforeEach
-    void startDriver() throws IOException {
-        driver = TestDriver.start(dir);
-        kubelet = new Kubelet(driver);
-    }
-
-    @AfterEach
-    void stopDriver() throws IOException {
-        driver.close();
-    }
+class VolumeStatsTest extends DriverFixture {
 
     private static VolumeUsage usage(NodeGetVolumeStatsResponse stats, Unit unit) {
         return stats.getUsageList().stream().filter(u -> u.getUnit() == unit).findFirst()

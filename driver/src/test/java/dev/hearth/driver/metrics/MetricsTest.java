@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.RequestLogging;
+import dev.hearth.driver.server.TestServer;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.file.FilePool;
@@ -35,14 +37,15 @@ class MetricsTest {
 
     private FilePool pool;
     private Metrics metrics;
-    private TestGrpc grpc;
+    private TestServer grpc;
     private MetricsServer http;
 
     @BeforeEach
     void start() throws Exception {
         pool = FilePool.open(new FilePoolConfig("default", dir.resolve("default"), 64L << 20));
         metrics = Metrics.create(List.of(pool), p -> 0);
-        grpc = TestGrpc.start(List.of(new RequestLogging(), metrics.interceptor(), new ErrorMapping()), new TestIdentity());
+        grpc = TestServer.start(new Endpoint.Tcp("127.0.0.1", 0),
+                List.of(new RequestLogging(), metrics.interceptor(), new ErrorMapping()), new TestIdentity());
         http = metrics.serve(MetricsAddress.parse("127.0.0.1:0"),
                 () -> Optional.ofNullable(pool.problem()));
     }

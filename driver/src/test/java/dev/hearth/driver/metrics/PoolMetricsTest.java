@@ -2,6 +2,7 @@ package dev.hearth.driver.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.hearth.driver.server.CapturedLog;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.VolumeRequest;
@@ -16,12 +17,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -119,13 +117,13 @@ class PoolMetricsTest {
         new PoolMetrics(pools, p -> 0).bindTo(registry);
         deleteRecursively(dir.resolve("broken"));
 
-        try (Captured log = new Captured()) {
+        try (CapturedLog log = CapturedLog.of(PoolMetrics.class, Level.FINE)) {
             scrape();
             scrape();
             scrape();
 
             // Once for the space (three gauges, one read) and once for the volumes.
-            assertThat(log.records).allMatch(r -> r.getLevel() == Level.FINE)
+            assertThat(log.records()).allMatch(r -> r.getLevel() == Level.FINE)
                     .extracting(LogRecord::getMessage)
                     .satisfiesExactlyInAnyOrder(
                             m -> assertThat(m).startsWith("pool 'broken': cannot read its capacity for metrics, reporting NaN: "),
@@ -144,14 +142,14 @@ class PoolMetricsTest {
             return 1;
         }).bindTo(registry);
 
-        try (Captured log = new Captured()) {
+        try (CapturedLog log = CapturedLog.of(PoolMetrics.class, Level.FINE)) {
             scrape();
             failing.set(false);
             assertThat(scrape()).contains("hearth_pool_snapshots{kind=\"file\",pool=\"default\"} 1.0");
             failing.set(true);
             scrape();
 
-            assertThat(log.records).extracting(LogRecord::getMessage).hasSize(2)
+            assertThat(log.records()).extracting(LogRecord::getMessage).hasSize(2)
                     .allMatch(m -> m.startsWith("pool 'default': cannot read its snapshots"));
         }
     }
@@ -167,34 +165,6 @@ class PoolMetricsTest {
             for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(path);
             }
-        }
-    }
-
-    /** What PoolMetrics logs at FINE and above while open. */
-    private static final class Captured extends Handler implements AutoCloseable {
-
-        // Held here, not only by LogManager, which keeps loggers weakly and would forget the level.
-        private final Logger logger = Logger.getLogger(PoolMetrics.class.getName());
-        private final Level previous = logger.getLevel();
-        final List<LogRecord> records = new CopyOnWriteArrayList<>();
-
-        Captured() {
-            logger.setLevel(Level.FINE);
-            logger.addHandler(this);
-        }
-
-        @Override
-        public void publish(LogRecord record) {
-            records.add(record);
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {
-            logger.removeHandler(this);
-            logger.setLevel(previous);
         }
     }
 }

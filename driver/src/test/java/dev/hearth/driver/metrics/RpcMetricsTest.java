@@ -9,7 +9,9 @@ import dev.hearth.csi.v1.GetPluginCapabilitiesResponse;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
+import dev.hearth.driver.server.TestServer;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -24,12 +26,13 @@ class RpcMetricsTest {
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final TestIdentity identity = new TestIdentity();
-    private TestGrpc grpc;
+    private TestServer grpc;
     private IdentityGrpc.IdentityBlockingStub stub;
 
     @BeforeEach
     void serve() throws Exception {
-        grpc = TestGrpc.start(List.of(new RpcMetrics(registry), new ErrorMapping()), identity);
+        grpc = TestServer.start(new Endpoint.Tcp("127.0.0.1", 0), List.of(new RpcMetrics(registry), new ErrorMapping()),
+                identity);
         stub = IdentityGrpc.newBlockingStub(grpc.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 

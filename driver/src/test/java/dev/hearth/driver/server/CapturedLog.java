@@ -7,8 +7,8 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-/** Records what one class logs, at the level asked, until closed. */
-final class CapturedLog extends Handler implements AutoCloseable {
+/** Records what one class logs, at the level asked, until closed. Public for the tests of the metrics. */
+public final class CapturedLog extends Handler implements AutoCloseable {
 
     // Held here, not only by LogManager, which keeps loggers weakly and would forget the level.
     private final Logger logger;
@@ -20,7 +20,7 @@ final class CapturedLog extends Handler implements AutoCloseable {
         this.previous = logger.getLevel();
     }
 
-    static CapturedLog of(Class<?> type, Level level) {
+    public static CapturedLog of(Class<?> type, Level level) {
         CapturedLog log = new CapturedLog(Logger.getLogger(type.getName()));
         log.setLevel(Level.ALL);
         log.logger.setLevel(level);
@@ -40,6 +40,11 @@ final class CapturedLog extends Handler implements AutoCloseable {
     public void close() {
         logger.removeHandler(this);
         logger.setLevel(previous);
+    }
+
+    /** Each record, with its level, in the order logged. */
+    public List<LogRecord> records() {
+        return List.copyOf(records);
     }
 
     List<String> messages(Level level) {

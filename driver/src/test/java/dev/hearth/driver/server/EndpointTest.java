@@ -10,44 +10,39 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class EndpointTest {
 
+    /** {@code value} parses to {@code expected}, which prints as {@code printed}. */
+    private static void assertParses(String value, Endpoint expected, String printed) {
+        Endpoint endpoint = Endpoint.parse(value);
+
+        assertThat(endpoint).isEqualTo(expected);
+        assertThat(endpoint).hasToString(printed);
+    }
+
     @Test
     void unixWithEmptyAuthority() {
-        Endpoint endpoint = Endpoint.parse("unix:///var/lib/kubelet/plugins/hearth/csi.sock");
-
-        assertThat(endpoint).isEqualTo(new Endpoint.Unix(Path.of("/var/lib/kubelet/plugins/hearth/csi.sock")));
-        assertThat(endpoint).hasToString("unix:///var/lib/kubelet/plugins/hearth/csi.sock");
+        assertParses("unix:///var/lib/kubelet/plugins/hearth/csi.sock",
+                new Endpoint.Unix(Path.of("/var/lib/kubelet/plugins/hearth/csi.sock")),
+                "unix:///var/lib/kubelet/plugins/hearth/csi.sock");
     }
 
     @Test
     void unixWithoutAuthority() {
-        Endpoint endpoint = Endpoint.parse("unix:/csi/csi.sock");
-
-        assertThat(endpoint).isEqualTo(new Endpoint.Unix(Path.of("/csi/csi.sock")));
-        assertThat(endpoint).hasToString("unix:///csi/csi.sock");
+        assertParses("unix:/csi/csi.sock", new Endpoint.Unix(Path.of("/csi/csi.sock")), "unix:///csi/csi.sock");
     }
 
     @Test
     void tcpIpv4() {
-        Endpoint endpoint = Endpoint.parse("tcp://127.0.0.1:10000");
-
-        assertThat(endpoint).isEqualTo(new Endpoint.Tcp("127.0.0.1", 10000));
-        assertThat(endpoint).hasToString("tcp://127.0.0.1:10000");
+        assertParses("tcp://127.0.0.1:10000", new Endpoint.Tcp("127.0.0.1", 10000), "tcp://127.0.0.1:10000");
     }
 
     @Test
     void tcpIpv6KeepsBracketsOnlyInTheUrl() {
-        Endpoint endpoint = Endpoint.parse("tcp://[::1]:10000");
-
-        assertThat(endpoint).isEqualTo(new Endpoint.Tcp("::1", 10000));
-        assertThat(endpoint).hasToString("tcp://[::1]:10000");
+        assertParses("tcp://[::1]:10000", new Endpoint.Tcp("::1", 10000), "tcp://[::1]:10000");
     }
 
     @Test
     void tcpHostNameWithPortZero() {
-        Endpoint endpoint = Endpoint.parse("tcp://localhost:0");
-
-        assertThat(endpoint).isEqualTo(new Endpoint.Tcp("localhost", 0));
-        assertThat(endpoint).hasToString("tcp://localhost:0");
+        assertParses("tcp://localhost:0", new Endpoint.Tcp("localhost", 0), "tcp://localhost:0");
     }
 
     @ParameterizedTest

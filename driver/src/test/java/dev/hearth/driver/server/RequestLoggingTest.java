@@ -2,28 +2,19 @@ package dev.hearth.driver.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.Message;
 import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGrpc;
 import dev.hearth.csi.v1.CreateSnapshotRequest;
-import dev.hearth.csi.v1.CreateSnapshotResponse;
 import dev.hearth.csi.v1.CreateVolumeRequest;
-import dev.hearth.csi.v1.CreateVolumeResponse;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
-import dev.hearth.csi.v1.DeleteVolumeResponse;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
-import dev.hearth.csi.v1.Volume;
 import dev.hearth.driver.server.TestServer.Transport;
-import dev.hearth.storage.StorageException;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterEach;
@@ -42,8 +33,7 @@ class RequestLoggingTest {
 
     private CapturedLog log;
     private TestServer server;
-    private final CountDownLatch entered = new CountDownLatch(1);
-    private final CountDownLatch release = new CountDownLatch(1);
+    private final TestServices.Controller controller = new TestServices.Controller();
 
     @BeforeEach
     void captureLog() {
@@ -52,46 +42,11 @@ class RequestLoggingTest {
 
     @AfterEach
     void tearDown() {
-        release.countDown();
+        controller.release.countDown();
         if (server != null) {
             server.close();
         }
         log.close();
-    }
-
-    /** CreateVolume answers with a volume; DeleteVolume of "missing" fails, of "slow" blocks. */
-    private final class Controller extends ControllerGrpc.ControllerImplBase {
-        @Override
-        public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> responses) {
-            responses.onNext(CreateVolumeResponse.newBuilder()
-                    .setVolume(Volume.newBuilder().setVolumeId("hv-" + request.getName()))
-                    .build());
-            responses.onCompleted();
-        }
-
-        @Override
-        public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> responses) {
-            switch (request.getVolumeId()) {
-                case "missing" -> throw new StorageException.NotFound("volume \"missing\" does not exist");
-                case "slow" -> {
-                    entered.countDown();
-                    TestServices.await(release);
-                }
-                default -> {}
-            }
-            responses.onNext(DeleteVolumeResponse.getDefaultInstance());
-            responses.onCompleted();
-        }
-
-        @Override
-        public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> responses) {
-            responses.onNext(CreateSnapshotResponse.getDefaultInstance());
-            responses.onCompleted();
-        }
-    }
-
-    private static Optional<String> keyOf(Message request) {
-        return request instanceof DeleteVolumeRequest delete ? Optional.of(delete.getVolumeId()) : Optional.empty();
     }
 
     /** The driver's chain, outermost first. */
@@ -100,9 +55,9 @@ class RequestLoggingTest {
                 transport.endpoint(dir),
                 List.of(
                         new RequestLogging(),
-                        new VolumeLockInterceptor(new VolumeLocks(), RequestLoggingTest::keyOf),
+                        new VolumeLockInterceptor(new VolumeLocks(), TestServices.Controller::keyOf),
                         new ErrorMapping()),
-                new Controller(),
+                controller,
                 TestServices.identity());
         return ControllerGrpc.newBlockingStub(server.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
@@ -176,14 +131,14 @@ class RequestLoggingTest {
         ControllerGrpc.ControllerBlockingStub stub = serve(Transport.TCP);
         Thread first = Thread.ofVirtual().start(
                 () -> stub.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("slow").build()));
-        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(controller.entered.await(10, TimeUnit.SECONDS)).isTrue();
 
         try {
             stub.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("slow").build());
         } catch (StatusRuntimeException expected) {
             // The log line is what this test is about.
         }
-        release.countDown();
+        controller.release.countDown();
         first.join(Duration.ofSeconds(10));
 
         assertThat(log.messages(Level.INFO))

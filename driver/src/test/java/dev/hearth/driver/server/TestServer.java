@@ -12,8 +12,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-/** A real {@link GrpcServer} on a real endpoint with a real channel to it, closed as one. */
-final class TestServer implements AutoCloseable {
+/**
+ * A real {@link GrpcServer} on a real endpoint with a real channel to it, closed as one. Public for
+ * the tests of the interceptors outside this package (metrics).
+ */
+public final class TestServer implements AutoCloseable {
 
     /** Both ways the daemon can listen; tests that talk gRPC run over each. */
     enum Transport {
@@ -38,7 +41,7 @@ final class TestServer implements AutoCloseable {
         this.channel = Channels.channelTo(server.endpoint());
     }
 
-    static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, BindableService... services)
+    public static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, BindableService... services)
             throws IOException {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
@@ -69,7 +72,7 @@ final class TestServer implements AutoCloseable {
         return server;
     }
 
-    ManagedChannel channel() {
+    public ManagedChannel channel() {
         return channel;
     }
 

@@ -1,11 +1,26 @@
 package dev.hearth.driver.server;
 
+import com.google.protobuf.Message;
+import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
+import dev.hearth.csi.v1.CreateSnapshotResponse;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.CreateVolumeResponse;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.DeleteVolumeResponse;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.GetPluginInfoResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.Volume;
+import dev.hearth.storage.StorageException;
+import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** Small services for tests that need a server to answer something. */
 final class TestServices {
@@ -23,6 +38,59 @@ final class TestServices {
                 responses.onCompleted();
             }
         };
+    }
+
+    /**
+     * A Controller for the interceptors around it. DeleteVolume of "slow" blocks until {@link #release}d,
+     * of "missing" throws a storage NotFound, of any other volume returns at once; the handler's runs
+     * are counted per volume. CreateVolume answers with the volume "hv-" and the name, CreateSnapshot
+     * with an empty response.
+     */
+    static final class Controller extends ControllerGrpc.ControllerImplBase {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        volatile Context slowCall;
+
+        /** The lock key as the driver would take it: DeleteVolume's volume id; no other call here has one. */
+        static Optional<String> keyOf(Message request) {
+            return request instanceof DeleteVolumeRequest delete ? Optional.of(delete.getVolumeId()) : Optional.empty();
+        }
+
+        @Override
+        public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> responses) {
+            runs.computeIfAbsent(request.getVolumeId(), k -> new AtomicInteger()).incrementAndGet();
+            switch (request.getVolumeId()) {
+                case "slow" -> {
+                    slowCall = Context.current();
+                    entered.countDown();
+                    await(release);
+                }
+                case "missing" -> throw new StorageException.NotFound("volume \"missing\" does not exist");
+                default -> {}
+            }
+            responses.onNext(DeleteVolumeResponse.getDefaultInstance());
+            responses.onCompleted();
+        }
+
+        @Override
+        public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> responses) {
+            responses.onNext(CreateVolumeResponse.newBuilder()
+                    .setVolume(Volume.newBuilder().setVolumeId("hv-" + request.getName()))
+                    .build());
+            responses.onCompleted();
+        }
+
+        @Override
+        public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> responses) {
+            responses.onNext(CreateSnapshotResponse.getDefaultInstance());
+            responses.onCompleted();
+        }
+
+        int runs(String volume) {
+            AtomicInteger count = runs.get(volume);
+            return count == null ? 0 : count.get();
+        }
     }
 
     /** For handlers that must block until a test lets them go; never hangs a test run for good. */

@@ -3,14 +3,11 @@ package dev.hearth.driver.server;
 import static dev.hearth.driver.server.TestServer.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.Message;
 import dev.hearth.csi.v1.ControllerGrpc;
 import dev.hearth.csi.v1.CreateVolumeRequest;
-import dev.hearth.csi.v1.CreateVolumeResponse;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.DeleteVolumeResponse;
 import dev.hearth.driver.server.TestServer.Transport;
-import dev.hearth.storage.StorageException;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -18,13 +15,8 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,7 +29,7 @@ class VolumeLockInterceptorTest {
     Path dir;
 
     private final VolumeLocks locks = new VolumeLocks();
-    private final Controller controller = new Controller();
+    private final TestServices.Controller controller = new TestServices.Controller();
     private TestServer server;
 
     @AfterEach
@@ -48,53 +40,10 @@ class VolumeLockInterceptorTest {
         }
     }
 
-    /** As the driver would: DeleteVolume by its id; CreateVolume carries no key in this test. */
-    private static Optional<String> keyOf(Message request) {
-        return request instanceof DeleteVolumeRequest delete ? Optional.of(delete.getVolumeId()) : Optional.empty();
-    }
-
-    /**
-     * DeleteVolume of "slow" blocks until released; of "missing" throws NotFound; every other
-     * returns at once. Counts the handler runs per volume.
-     */
-    private static final class Controller extends ControllerGrpc.ControllerImplBase {
-        final CountDownLatch entered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
-        volatile Context slowCall;
-
-        @Override
-        public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> responses) {
-            runs.computeIfAbsent(request.getVolumeId(), k -> new AtomicInteger()).incrementAndGet();
-            switch (request.getVolumeId()) {
-                case "slow" -> {
-                    slowCall = Context.current();
-                    entered.countDown();
-                    TestServices.await(release);
-                }
-                case "missing" -> throw new StorageException.NotFound("volume missing does not exist");
-                default -> {}
-            }
-            responses.onNext(DeleteVolumeResponse.getDefaultInstance());
-            responses.onCompleted();
-        }
-
-        @Override
-        public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> responses) {
-            responses.onNext(CreateVolumeResponse.getDefaultInstance());
-            responses.onCompleted();
-        }
-
-        int runs(String volume) {
-            AtomicInteger count = runs.get(volume);
-            return count == null ? 0 : count.get();
-        }
-    }
-
     private ControllerGrpc.ControllerBlockingStub serve(Transport transport) throws IOException {
         server = TestServer.start(
                 transport.endpoint(dir),
-                List.of(new VolumeLockInterceptor(locks, VolumeLockInterceptorTest::keyOf), new ErrorMapping()),
+                List.of(new VolumeLockInterceptor(locks, TestServices.Controller::keyOf), new ErrorMapping()),
                 controller);
         return stub();
     }
