@@ -1,10 +1,11 @@
 package dev.hearth.linux;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.hearth.linux.testing.Scratch;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -15,8 +16,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** On the test's temp directory: ext4 here, which tracks holes at block granularity. */
 class DataExtentsTest {
-
-    private static final long MIB = 1L << 20;
 
     @TempDir
     Path dir;
@@ -64,11 +63,7 @@ class DataExtentsTest {
     }
 
     private Path sparse(long size) throws IOException {
-        Path file = dir.resolve("sparse");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
+        return Scratch.sparseFile(dir.resolve("sparse"), size);
     }
 
     private static void write(Path file, long offset, long length) throws IOException {

@@ -1,18 +1,19 @@
 package dev.hearth.linux;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
+import dev.hearth.linux.testing.ScratchFilesystem;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @RequiresRoot
@@ -22,12 +23,8 @@ class Ext4MountTest {
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     @Test
     void mountsExt4OnALoopDeviceWithParsedOptions() throws Exception {
@@ -35,8 +32,7 @@ class Ext4MountTest {
         Path target = Files.createDirectory(dir.resolve("mnt"));
         MountFlags.Parsed options = MountFlags.parse(List.of("noatime", "nodev", "discard"));
 
-        Mounts.mount(device.path().toString(), target, "ext4", options.flags(), options.data());
-        cleanup.add(() -> Mounts.unmount(target));
+        Scratch.mount(cleanup, device.path().toString(), target, "ext4", options.flags(), options.data());
 
         MountEntry entry = MountInfo.at(target).orElseThrow();
         assertThat(entry.fsType()).isEqualTo("ext4");
@@ -54,12 +50,7 @@ class Ext4MountTest {
     void detachWhileMountedTakesEffectAtUnmount() throws Exception {
         LoopDevice device = formattedLoop();
         Path target = Files.createDirectory(dir.resolve("mnt"));
-        Mounts.mount(device.path().toString(), target, "ext4", 0, null);
-        cleanup.add(() -> {
-            if (MountInfo.at(target).isPresent()) {
-                Mounts.unmount(target);
-            }
-        });
+        Scratch.mount(cleanup, device.path().toString(), target, "ext4", 0, null);
 
         Loop.detach(device);
         assertThat(Loop.list()).anyMatch(a -> a.device().equals(device));
@@ -68,18 +59,10 @@ class Ext4MountTest {
         assertThat(Loop.list()).noneMatch(a -> a.device().equals(device));
     }
 
-    private LoopDevice formattedLoop() throws IOException, InterruptedException {
-        Path file = dir.resolve("disk.img");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(64L << 20);
-        }
-        LoopDevice device = Loop.attach(file, false, true);
-        cleanup.add(() -> Loop.detach(device));
-        Process mkfs = new ProcessBuilder("mkfs.ext4", "-q", "-F", device.path().toString())
-                .redirectErrorStream(true).start();
-        String output = new String(mkfs.getInputStream().readAllBytes());
-        assertThat(mkfs.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(mkfs.exitValue()).as(output).isZero();
+    private LoopDevice formattedLoop() throws IOException {
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
+        ScratchFilesystem.run(List.of("mkfs.ext4", "-q", "-F", device.path().toString()));
         return device;
     }
 }

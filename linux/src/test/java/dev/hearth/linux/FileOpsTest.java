@@ -1,30 +1,26 @@
 package dev.hearth.linux;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.Scratch;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class FileOpsTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     @Test
     void fallocateAllocatesBlocksAndExtendsTheFile() throws IOException {
@@ -39,10 +35,7 @@ class FileOpsTest {
 
     @Test
     void sparseFileHasNoAllocatedBlocks() throws IOException {
-        Path file = Files.createFile(dir.resolve("sparse.img"));
-        try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(64 * MIB);
-        }
+        Path file = Scratch.sparseFile(Files.createFile(dir.resolve("sparse.img")), 64 * MIB);
 
         assertThat(FileOps.allocatedBytes(file)).isLessThan(MIB);
     }
@@ -67,8 +60,7 @@ class FileOpsTest {
     @RequiresRoot
     void fallocateBeyondFreeSpaceIsEnospc() throws IOException {
         Path mnt = Files.createDirectory(dir.resolve("small"));
-        Mounts.mount("tmpfs", mnt, "tmpfs", 0, "size=4m");
-        cleanup.add(() -> Mounts.unmount(mnt));
+        Scratch.mount(cleanup, "tmpfs", mnt, "tmpfs", 0, "size=4m");
         Path file = Files.createFile(mnt.resolve("volume.img"));
 
         assertThatThrownBy(() -> FileOps.fallocate(file, 0, 64 * MIB))

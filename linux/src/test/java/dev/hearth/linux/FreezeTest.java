@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -13,9 +14,9 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @RequiresRoot
@@ -25,17 +26,14 @@ class FreezeTest {
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
     private Path mnt;
 
     @BeforeEach
     void ext4OnALoopDevice() throws IOException {
         mnt = ScratchFilesystem.mount(cleanup, dir, "ext4", 64L << 20).mountPoint();
-    }
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
     }
 
     @Test
@@ -84,8 +82,7 @@ class FreezeTest {
     @Test
     void aFilesystemWithoutFreezeSupportIsEopnotsupp() throws IOException {
         Path tmpfs = Files.createDirectory(dir.resolve("tmpfs"));
-        Mounts.mount("tmpfs", tmpfs, "tmpfs", 0, "size=1m");
-        cleanup.add(() -> Mounts.unmount(tmpfs));
+        Scratch.mount(cleanup, "tmpfs", tmpfs, "tmpfs", 0, "size=1m");
 
         assertThatThrownBy(() -> Freeze.freeze(tmpfs))
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EOPNOTSUPP)).isTrue());

@@ -1,47 +1,39 @@
 package dev.hearth.linux;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.Scratch;
 import java.io.IOException;
-import java.io.RandomAccessFile;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @RequiresRoot
 class LoopTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     @Test
     void attachesSparseFileWithDirectIoAndFindsIt() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
 
-        LoopDevice device = attach(file, false, true);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
         assertThat(BlockDevices.isBlockDevice(device.path())).isTrue();
         assertThat(BlockDevices.size(device.path())).isEqualTo(64 * MIB);
@@ -52,26 +44,21 @@ class LoopTest {
 
     @Test
     void writesThroughTheDeviceLandInTheBackingFile() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
-        LoopDevice device = attach(file, false, true);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
         byte[] pattern = pattern(4096);
 
-        try (FileChannel ch = FileChannel.open(device.path(), StandardOpenOption.WRITE)) {
-            ch.write(ByteBuffer.wrap(pattern), MIB);
-            ch.force(true);
-        }
+        Scratch.writeAt(device.path(), MIB, pattern);
 
-        assertThat(read(file, MIB, pattern.length)).isEqualTo(pattern);
+        assertThat(Scratch.readAt(file, MIB, pattern.length)).isEqualTo(pattern);
     }
 
     @Test
     void setCapacityPicksUpAGrownBackingFile() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
-        LoopDevice device = attach(file, false, true);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(96 * MIB);
-        }
+        Scratch.resize(file, 96 * MIB);
         assertThat(BlockDevices.size(device.path())).isEqualTo(64 * MIB);
         Loop.setCapacity(device);
 
@@ -80,8 +67,8 @@ class LoopTest {
 
     @Test
     void detachForgetsTheFileAndIsIdempotent() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
-        LoopDevice device = attach(file, false, true);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
         Loop.detach(device);
 
@@ -92,41 +79,33 @@ class LoopTest {
 
     @Test
     void readOnlyAttachmentRefusesWrites() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
-        LoopDevice device = attach(file, true, true);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, true, true);
 
         assertThat(Loop.findByBackingFile(file)).hasValueSatisfying(a -> assertThat(a.readOnly()).isTrue());
-        assertThatThrownBy(() -> {
-            try (FileChannel ch = FileChannel.open(device.path(), StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(pattern(4096)), 0);
-                ch.force(true);
-            }
-        }).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> Scratch.writeAt(device.path(), 0, pattern(4096))).isInstanceOf(IOException.class);
         assertThatThrownBy(() -> BlockDevices.discard(device.path(), 0, MIB)).isInstanceOf(IOException.class);
-        assertThat(read(file, 0, 4096)).containsOnly(0);
+        assertThat(Scratch.readAt(file, 0, 4096)).containsOnly(0);
     }
 
     @Test
     void discardPunchesAHoleInTheBackingFile() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            ch.write(ByteBuffer.wrap(pattern((int) MIB)), 0);
-            ch.force(true);
-        }
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        Scratch.writeAt(file, 0, pattern((int) MIB));
         long allocatedBefore = FileOps.allocatedBytes(file);
-        LoopDevice device = attach(file, false, true);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
         BlockDevices.discard(device.path(), 0, MIB);
 
         assertThat(allocatedBefore).isGreaterThanOrEqualTo(MIB);
         assertThat(FileOps.allocatedBytes(file)).isLessThan(allocatedBefore);
-        assertThat(read(file, 0, 4096)).containsOnly(0);
+        assertThat(Scratch.readAt(file, 0, 4096)).containsOnly(0);
     }
 
     @Test
     void deletedBackingFileIsFlaggedAndNeverFound() throws IOException {
-        Path file = sparseFile("disk.img", 64 * MIB);
-        LoopDevice device = attach(file, false, true);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
         Path real = file.toRealPath();
 
         Files.delete(file);
@@ -138,9 +117,9 @@ class LoopTest {
     @Test
     void backingPathLongerThanTheKernelNameFieldIsListedInFull() throws IOException {
         Path deep = Files.createDirectories(dir.resolve("a-directory-name-that-is-long".repeat(4)));
-        Path file = sparseFile(deep.getFileName() + "/disk.img", 8 * MIB);
+        Path file = Scratch.sparseFile(deep.resolve("disk.img"), 8 * MIB);
 
-        LoopDevice device = attach(file, false, false);
+        LoopDevice device = Scratch.attach(cleanup, file, false, false);
 
         assertThat(file.toString().length()).isGreaterThan(64);
         assertThat(Loop.findByBackingFile(file)).hasValueSatisfying(a -> {
@@ -153,7 +132,7 @@ class LoopTest {
     void concurrentAttachesGetDistinctDevices() throws Exception {
         List<Path> files = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            files.add(sparseFile("disk" + i + ".img", 8 * MIB));
+            files.add(Scratch.sparseFile(dir.resolve("disk" + i + ".img"), 8 * MIB));
         }
         List<LoopDevice> devices = new ArrayList<>();
         try (ExecutorService pool = Executors.newFixedThreadPool(files.size())) {
@@ -186,7 +165,7 @@ class LoopTest {
         // ramfs cannot do O_DIRECT, and LOOP_CONFIGURE with LO_FLAGS_DIRECT_IO then fails with EINVAL
         Path file = fileOn("ramfs", "ramfs", null);
 
-        LoopDevice device = attach(file, false, true);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
         assertThat(Loop.findByBackingFile(file)).contains(new LoopAttachment(device, file, false, false, false));
         assertThat(BlockDevices.size(device.path())).isEqualTo(8 * MIB);
@@ -196,7 +175,7 @@ class LoopTest {
     void tmpfsBackingFileGetsDirectIoOnCurrentKernels() throws IOException {
         Path file = fileOn("tmpfs", "tmpfs", "size=16m");
 
-        LoopDevice device = attach(file, false, true);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
         // tmpfs gained O_DIRECT in Linux 6.6; older kernels take the fallback path
         assertThat(Loop.findByBackingFile(file)).hasValueSatisfying(a -> assertThat(a.device()).isEqualTo(device));
@@ -214,8 +193,8 @@ class LoopTest {
 
     @Test
     void setCapacityOfAnUnattachedDeviceFails() throws IOException {
-        Path file = sparseFile("disk.img", 8 * MIB);
-        LoopDevice device = attach(file, false, false);
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 8 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, false);
         Loop.detach(device);
 
         assertThatThrownBy(() -> Loop.setCapacity(device))
@@ -225,37 +204,8 @@ class LoopTest {
 
     private Path fileOn(String fsType, String name, String data) throws IOException {
         Path mnt = Files.createDirectory(dir.resolve(name));
-        Mounts.mount(fsType, mnt, fsType, 0, data);
-        cleanup.add(() -> Mounts.unmount(mnt));
-        Path file = mnt.resolve("disk.img");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(8 * MIB);
-        }
-        return file;
-    }
-
-    private LoopDevice attach(Path file, boolean readOnly, boolean directIo) throws IOException {
-        LoopDevice device = Loop.attach(file, readOnly, directIo);
-        cleanup.add(() -> Loop.detach(device));
-        return device;
-    }
-
-    private Path sparseFile(String name, long size) throws IOException {
-        Path file = dir.resolve(name);
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
-    }
-
-    private static byte[] read(Path file, long offset, int length) throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(length);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            while (buf.hasRemaining() && ch.read(buf, offset + buf.position()) >= 0) {
-                // keep reading
-            }
-        }
-        return buf.array();
+        Scratch.mount(cleanup, fsType, mnt, fsType, 0, data);
+        return Scratch.sparseFile(mnt.resolve("disk.img"), 8 * MIB);
     }
 
     static byte[] pattern(int length) {

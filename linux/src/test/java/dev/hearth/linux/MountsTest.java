@@ -2,29 +2,31 @@ package dev.hearth.linux;
 
 import static dev.hearth.linux.MountFlags.MS_NODEV;
 import static dev.hearth.linux.MountFlags.MS_NOSUID;
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.Scratch;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @RequiresRoot
 class MountsTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
     private Path source;
     private Path target;
 
@@ -34,14 +36,9 @@ class MountsTest {
         target = Files.createDirectory(dir.resolve("target"));
     }
 
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
-
     @Test
     void tmpfsMountIsSizedAndListed() throws IOException {
-        mount("tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m,mode=0700");
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m,mode=0700");
 
         FsStats stats = FileSystems.statvfs(source);
         assertThat(stats.totalBytes()).isEqualTo(16 * MIB);
@@ -59,7 +56,7 @@ class MountsTest {
 
     @Test
     void readOnlyBindRefusesWritesWithErofsAndKeepsNodevNosuid() throws IOException {
-        mount("tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m");
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m");
         Files.writeString(source.resolve("file"), "data");
 
         Mounts.bind(source, target, true);
@@ -81,7 +78,7 @@ class MountsTest {
 
     @Test
     void writableBindSharesTheFiles() throws IOException {
-        mount("tmpfs", source, "tmpfs", 0, "size=16m");
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", 0, "size=16m");
 
         Mounts.bind(source, target, false);
         cleanup.add(() -> Mounts.unmount(target));
@@ -93,8 +90,8 @@ class MountsTest {
 
     @Test
     void atReturnsTheTopMostOfStackedMounts() throws IOException {
-        mount("tmpfs", source, "tmpfs", 0, "size=8m");
-        mount("tmpfs", source, "tmpfs", 0, "size=4m");
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", 0, "size=8m");
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", 0, "size=4m");
 
         assertThat(MountInfo.at(source).orElseThrow().hasSuperOption("size=4096k")).isTrue();
         assertThat(FileSystems.statvfs(source).totalBytes()).isEqualTo(4 * MIB);
@@ -116,9 +113,9 @@ class MountsTest {
 
     @Test
     void unmountOfABusyMountIsEbusy() throws IOException {
-        mount("tmpfs", source, "tmpfs", 0, "size=1m");
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", 0, "size=1m");
         Path inner = Files.createDirectory(source.resolve("inner"));
-        mount("tmpfs", inner, "tmpfs", 0, "size=1m");
+        Scratch.mount(cleanup, "tmpfs", inner, "tmpfs", 0, "size=1m");
 
         assertThatThrownBy(() -> Mounts.unmount(source))
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EBUSY)).isTrue());
@@ -131,10 +128,5 @@ class MountsTest {
         assertThatThrownBy(() -> Mounts.mount("tmpfs", missing, "tmpfs", MS_NODEV, "size=1m"))
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue())
                 .hasMessage("mount(tmpfs -> " + missing + ", tmpfs, nodev, size=1m): ENOENT (No such file or directory)");
-    }
-
-    private void mount(String what, Path where, String type, long flags, String data) throws LinuxException {
-        Mounts.mount(what, where, type, flags, data);
-        cleanup.add(() -> Mounts.unmount(where));
     }
 }

@@ -1,5 +1,6 @@
 package dev.hearth.linux;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,23 +13,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class ReflinkTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     @Test
     @RequiresRoot

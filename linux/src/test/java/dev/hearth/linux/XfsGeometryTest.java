@@ -1,5 +1,6 @@
 package dev.hearth.linux;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,27 +9,20 @@ import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @RequiresRoot
 class XfsGeometryTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     @Test
     @RequiresTools({"mkfs.xfs", "xfs_growfs"})
@@ -37,10 +31,7 @@ class XfsGeometryTest {
 
         assertThat(XfsGeometry.dataBytes(xfs.mountPoint())).isEqualTo(320 * MIB);
 
-        try (RandomAccessFile image = new RandomAccessFile(xfs.image().toFile(), "rw")) {
-            image.setLength(400 * MIB);
-        }
-        Loop.setCapacity(xfs.device());
+        xfs.growDevice(400 * MIB);
         ScratchFilesystem.run(List.of("xfs_growfs", "-d", xfs.mountPoint().toString()));
 
         assertThat(XfsGeometry.dataBytes(xfs.mountPoint())).isEqualTo(400 * MIB);

@@ -3,13 +3,18 @@ package dev.hearth.linux.testing;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Undo actions for a test that changes the host (mounts, loop devices), run newest first so a
  * mount is gone before the loop device under it is detached. Every action runs even if an earlier
  * one fails; the first failure is rethrown with the rest suppressed.
+ *
+ * <p>A test class holds one in a {@code @RegisterExtension} field; it then runs after each test,
+ * however the test ended, and before the test's {@code @TempDir} is deleted.
  */
-public final class Cleanup implements AutoCloseable {
+public final class Cleanup implements AutoCloseable, AfterEachCallback {
 
     @FunctionalInterface
     public interface Action {
@@ -39,5 +44,10 @@ public final class Cleanup implements AutoCloseable {
         if (first != null) {
             throw first;
         }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws IOException {
+        close();
     }
 }

@@ -5,7 +5,6 @@ import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,20 +27,25 @@ public record ScratchFilesystem(Path image, LoopDevice device, Path mountPoint) 
             String... mkfsOptions) throws IOException {
         Path image = Files.createTempFile(dir, type + "-", ".img");
         cleanup.add(() -> Files.deleteIfExists(image));
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(sizeBytes);
-        }
+        Scratch.resize(image, sizeBytes);
         List<String> mkfs = new ArrayList<>(List.of("mkfs." + type, "-q"));
         mkfs.addAll(List.of(mkfsOptions));
         mkfs.add(image.toString());
         run(mkfs);
-        LoopDevice device = Loop.attach(image, false, true);
-        cleanup.add(() -> Loop.detach(device));
+        LoopDevice device = Scratch.attach(cleanup, image, false, true);
         Path mountPoint = Files.createTempDirectory(dir, type + "-mnt-");
         cleanup.add(() -> Files.deleteIfExists(mountPoint));
-        Mounts.mount(device.path().toString(), mountPoint, type, 0, null);
-        cleanup.add(() -> unmountIfMounted(mountPoint));
+        Scratch.mount(cleanup, device.path().toString(), mountPoint, type, 0, null);
         return new ScratchFilesystem(image, device, mountPoint);
+    }
+
+    /**
+     * Grows the image and has its loop device take the new size, as a resized cloud disk would;
+     * the filesystem on it stays the size it was.
+     */
+    public void growDevice(long sizeBytes) throws IOException {
+        Scratch.resize(image, sizeBytes);
+        Loop.setCapacity(device);
     }
 
     /** For tests that unmount themselves part way. */

@@ -67,19 +67,6 @@ public final class FilesystemIdentity {
     }
 
     /**
-     * {@link #renewXfsUuid(Path)} if {@code image} holds xfs; anything else is left alone.
-     *
-     * @return whether a new UUID was given
-     */
-    public boolean renewIfXfs(Path image) throws IOException {
-        if (xfsUuid(image).isEmpty()) {
-            return false;
-        }
-        renewXfsUuid(image);
-        return true;
-    }
-
-    /**
      * xfs_admin notices a mounted device but not a mounted loop device's backing file: it would
      * rewrite the superblock under a live filesystem.
      */

@@ -1,5 +1,6 @@
 package dev.hearth.storage.copy;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -8,11 +9,11 @@ import dev.hearth.linux.FileSystems;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.copy.CopyResult.Method;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
@@ -24,8 +25,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -33,18 +34,13 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Copies on the test's temp directory (ext4 here: no reflinks) and on real xfs and btrfs mounts. */
 class ImageCopierTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-    private final ImageCopier copier = new ImageCopier();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    private final ImageCopier copier = new ImageCopier();
 
     @Test
     void onExt4AFullImageIsCopiedByteForByte() throws IOException {
@@ -166,10 +162,7 @@ class ImageCopierTest {
 
     /** Random MiBs at 0, 10 MiB and the last MiB; holes elsewhere. */
     private Path sparseImageWithThreeDataRuns(long size) throws IOException {
-        Path source = dir.resolve("source.img");
-        try (RandomAccessFile file = new RandomAccessFile(source.toFile(), "rw")) {
-            file.setLength(size);
-        }
+        Path source = Scratch.sparseFile(dir.resolve("source.img"), size);
         write(source, 0, MIB, 10);
         write(source, 10 * MIB, MIB, 11);
         write(source, size - MIB, MIB, 12);

@@ -1,5 +1,6 @@
 package dev.hearth.storage.file;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,11 +10,11 @@ import dev.hearth.linux.FileSystems;
 import dev.hearth.linux.FsStats;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
-import dev.hearth.linux.LoopDevice;
-import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
+import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Provisioning;
@@ -21,7 +22,6 @@ import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
-import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,7 +29,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -42,27 +41,22 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class FilePoolTest {
 
-    private static final long MIB = 1L << 20;
     private static final Map<String, String> THICK = Map.of(FilePool.PROVISIONING, "thick");
     private static final Map<String, String> THIN = Map.of(FilePool.PROVISIONING, "thin");
 
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     private final java.util.Map<Path, FilePool> opened = new java.util.HashMap<>();
-
-    @AfterEach
-    void cleanUp() throws IOException {
-        cleanup.close();
-    }
 
     @Test
     void aSecondDriverCannotOpenAPoolDirectoryInUse() throws IOException {
@@ -140,14 +134,14 @@ class FilePoolTest {
         FilePool pool = open(64 * MIB, Provisioning.THIN);
         Volume first = pool.create(request("pvc-1", 4 * MIB, 0, THICK));
         byte[] data = "the tenant's data".getBytes();
-        writeAt(image(first.id()), MIB, data);
+        Scratch.writeAt(image(first.id()), MIB, data);
 
         Volume again = pool.create(request("pvc-1", 4 * MIB, 0, THICK));
         Volume widerRange = pool.create(request("pvc-1", 2 * MIB, 8 * MIB, Map.of(FilePool.PROVISIONING, "THICK")));
 
         assertThat(again).isEqualTo(first);
         assertThat(widerRange).isEqualTo(first);
-        assertThat(readAt(image(first.id()), MIB, data.length)).isEqualTo(data);
+        assertThat(Scratch.readAt(image(first.id()), MIB, data.length)).isEqualTo(data);
         assertThat(pool.list()).containsExactly(first);
         assertThat(pool.capacity().allocatedBytes()).isEqualTo(4 * MIB);
     }
@@ -241,7 +235,7 @@ class FilePoolTest {
     @RequiresTools("mkfs.ext2")
     void thickCreateWhereTheFilesystemCannotReserveSpaceFailsAndLeavesNothing() throws IOException {
         // ext2 files have no extents, and without extents there is no fallocate (EOPNOTSUPP)
-        Path ext2 = mountFilesystem("ext2", 64 * MIB);
+        Path ext2 = ScratchFilesystem.mount(cleanup, dir, "ext2", 64 * MIB).mountPoint();
         FilePool pool = FilePool.open(new FilePoolConfig("default", ext2.resolve("pool"), 32 * MIB,
                 Provisioning.THICK, true, 8 * MIB));
         cleanup.add(pool::close); // the pool's lock file is open on the mount until then
@@ -460,11 +454,11 @@ class FilePoolTest {
         FilePool pool = open(64 * MIB, Provisioning.THIN);
         Volume volume = pool.create(request("pvc-1", 4 * MIB, 0, Map.of()));
         byte[] data = "keep me".getBytes();
-        writeAt(image(volume.id()), 0, data);
+        Scratch.writeAt(image(volume.id()), 0, data);
 
         open(64 * MIB, Provisioning.THIN);
 
-        assertThat(readAt(image(volume.id()), 0, data.length)).isEqualTo(data);
+        assertThat(Scratch.readAt(image(volume.id()), 0, data.length)).isEqualTo(data);
     }
 
     @Test
@@ -524,8 +518,8 @@ class FilePoolTest {
         byte[] data = "through the device".getBytes();
         byte[] block = new byte[4096];
         System.arraycopy(data, 0, block, 0, data.length);
-        writeAt(device, 2 * MIB, block);
-        assertThat(readAt(image(volume.id()), 2 * MIB, data.length)).isEqualTo(data);
+        Scratch.writeAt(device, 2 * MIB, block);
+        assertThat(Scratch.readAt(image(volume.id()), 2 * MIB, data.length)).isEqualTo(data);
     }
 
     @Test
@@ -626,44 +620,11 @@ class FilePoolTest {
         });
     }
 
-    /** A fresh filesystem of the given type on a loop device, mounted under the test directory. */
-    private Path mountFilesystem(String type, long size) throws IOException {
-        Path backing = dir.resolve(type + ".img");
-        sparse(backing, size);
-        new ToolRunner().run(List.of("mkfs." + type, "-q", "-F", backing.toString()), Duration.ofMinutes(1));
-        LoopDevice device = Loop.attach(backing, false, false);
-        cleanup.add(() -> Loop.detach(device));
-        Path mountPoint = Files.createDirectory(dir.resolve(type));
-        Mounts.mount(device.path().toString(), mountPoint, type, 0, "");
-        cleanup.add(() -> Mounts.unmount(mountPoint));
-        return mountPoint;
-    }
-
     private static void sparse(Path file, long size) throws IOException {
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             channel.truncate(size);
             channel.write(ByteBuffer.wrap(new byte[] {1}), size - 1);
         }
-    }
-
-    private static void writeAt(Path file, long offset, byte[] bytes) throws IOException {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer, offset + buffer.position());
-            }
-            channel.force(true);
-        }
-    }
-
-    private static byte[] readAt(Path file, long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            while (buffer.hasRemaining() && channel.read(buffer, offset + buffer.position()) >= 0) {
-                // keep reading
-            }
-        }
-        return buffer.array();
     }
 
     /** The pool's own lock file and snapshot directory, which are there from the moment it opens. */

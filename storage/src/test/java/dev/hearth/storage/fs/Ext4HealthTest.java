@@ -1,5 +1,6 @@
 package dev.hearth.storage.fs;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.testing.Cleanup;
@@ -9,23 +10,17 @@ import dev.hearth.linux.testing.ScratchFilesystem;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 class Ext4HealthTest {
 
-    private static final long MIB = 1L << 20;
-
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
 
     @Test
     @RequiresRoot

@@ -1,5 +1,6 @@
 package dev.hearth.storage.fs;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.Capabilities;
@@ -11,11 +12,10 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresTools;
-import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.UserModeLinux;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -38,7 +38,6 @@ import org.junit.jupiter.api.io.TempDir;
 @RequiresTools({"mkfs.ext4", "resize2fs", "e2fsck", "blkid"})
 class Ext4OnlineGrowUmlTest {
 
-    private static final long MIB = 1L << 20;
     private static final long OLD_SIZE = 64 * MIB;
     private static final long NEW_SIZE = 128 * MIB;
     private static final long DATA = 8 * MIB;
@@ -74,20 +73,18 @@ class Ext4OnlineGrowUmlTest {
         try (Cleanup cleanup = new Cleanup()) {
             Path image = dir.resolve("ext4.img");
             cleanup.add(() -> Files.deleteIfExists(image));
-            resize(image, OLD_SIZE);
-            LoopDevice device = Loop.attach(image, false, true);
-            cleanup.add(() -> Loop.detach(device));
+            Scratch.resize(image, OLD_SIZE);
+            LoopDevice device = Scratch.attach(cleanup, image, false, true);
             new Formatter(tools).format(device.path(), FilesystemType.EXT4);
             Path mnt = Files.createDirectory(dir.resolve("mnt"));
             cleanup.add(() -> Files.deleteIfExists(mnt));
-            Mounts.mount(device.path().toString(), mnt, "ext4", 0, null);
-            cleanup.add(() -> ScratchFilesystem.unmountIfMounted(mnt));
+            Scratch.mount(cleanup, device.path().toString(), mnt, "ext4", 0, null);
             writePattern(mnt.resolve("data"), DATA, 1);
             FsStats before = FileSystems.statvfs(mnt);
             assertThat(DATA + MORE).as("the test's data must not fit the old filesystem")
                     .isGreaterThan(before.totalBytes());
 
-            resize(image, NEW_SIZE);
+            Scratch.resize(image, NEW_SIZE);
             Loop.setCapacity(device);
             grower.growMounted(device.path(), mnt, FilesystemType.EXT4);
 
@@ -109,12 +106,6 @@ class Ext4OnlineGrowUmlTest {
             assertPattern(mnt.resolve("data"), DATA, 1);
             assertPattern(mnt.resolve("more"), MORE, 2);
             System.out.println("grown online from " + before.totalBytes() + " to " + after + " bytes, data intact");
-        }
-    }
-
-    private static void resize(Path image, long size) throws IOException {
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(size);
         }
     }
 

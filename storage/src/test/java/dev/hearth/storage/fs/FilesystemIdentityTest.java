@@ -1,5 +1,6 @@
 package dev.hearth.storage.fs;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,38 +12,33 @@ import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
-import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.copy.ImageCopier;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @RequiresTools({"mkfs.xfs", "xfs_admin"})
 class FilesystemIdentityTest {
 
-    private static final long MIB = 1L << 20;
     private static final Duration TIMEOUT = Duration.ofMinutes(1);
 
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
     private final ToolRunner tools = new ToolRunner();
     private final FilesystemIdentity identity = new FilesystemIdentity(tools);
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
 
     @Test
     void aRenewedCloneHasAUuidOfItsOwnAndTheSourceKeepsItsOwn() throws IOException {
@@ -79,8 +75,7 @@ class FilesystemIdentityTest {
 
         identity.renewXfsUuid(clone);
 
-        Mounts.mount(attach(clone).path().toString(), cloneMnt, "xfs", 0, null);
-        cleanup.add(() -> Mounts.unmount(cloneMnt));
+        Scratch.mount(cleanup, attach(clone).path().toString(), cloneMnt, "xfs", 0, null);
 
         Files.writeString(sourceMnt.resolve("where"), "source");
         Files.writeString(cloneMnt.resolve("where"), "clone");
@@ -121,38 +116,20 @@ class FilesystemIdentityTest {
 
     @Test
     @RequiresTools("mkfs.ext4")
-    void renewIfXfsLeavesOtherFilesystemsAlone() throws IOException {
-        Path ext4 = sparse("ext4.img", 64 * MIB);
+    void anImageThatIsNotXfsIsRefusedUntouched() throws IOException {
+        Path ext4 = Scratch.sparseFile(dir.resolve("ext4.img"), 64 * MIB);
         tools.run(List.of("mkfs.ext4", "-q", ext4.toString()), TIMEOUT);
         byte[] before = Files.readAllBytes(ext4);
 
-        assertThat(identity.renewIfXfs(ext4)).isFalse();
-        assertThat(Files.readAllBytes(ext4)).isEqualTo(before);
         assertThatThrownBy(() -> identity.renewXfsUuid(ext4))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no xfs superblock");
-    }
-
-    @Test
-    void renewIfXfsRenewsAnXfs() throws IOException {
-        Path image = xfsImage("xfs.img");
-        UUID before = FilesystemIdentity.xfsUuid(image).orElseThrow();
-
-        assertThat(identity.renewIfXfs(image)).isTrue();
-        assertThat(FilesystemIdentity.xfsUuid(image)).isPresent().get().isNotEqualTo(before);
+        assertThat(Files.readAllBytes(ext4)).isEqualTo(before);
     }
 
     private Path xfsImage(String name) throws IOException {
-        Path image = sparse(name, 320 * MIB);
+        Path image = Scratch.sparseFile(dir.resolve(name), 320 * MIB);
         tools.run(List.of("mkfs.xfs", "-q", image.toString()), TIMEOUT);
-        return image;
-    }
-
-    private Path sparse(String name, long size) throws IOException {
-        Path image = dir.resolve(name);
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(size);
-        }
         return image;
     }
 
@@ -185,8 +162,7 @@ class FilesystemIdentityTest {
     private Path mount(Path image, String name) throws IOException {
         LoopDevice device = attach(image);
         Path mnt = Files.createDirectory(dir.resolve(name));
-        Mounts.mount(device.path().toString(), mnt, "xfs", 0, null);
-        cleanup.add(() -> ScratchFilesystem.unmountIfMounted(mnt));
+        Scratch.mount(cleanup, device.path().toString(), mnt, "xfs", 0, null);
         return mnt;
     }
 

@@ -1,14 +1,15 @@
 package dev.hearth.storage.fs;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -22,8 +23,8 @@ import java.util.OptionalLong;
 import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -31,22 +32,18 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Each figure is checked against what the filesystem's own tools say of the image mkfs made. */
 class FilesystemSizeTest {
 
-    private static final long MIB = 1L << 20;
     private static final Duration TIMEOUT = Duration.ofMinutes(1);
     private static final long EXT_SUPERBLOCK = 1024;
     private static final String BLOCK_COUNT = "(?m)^Block count:\\s+(\\d+)";
     private static final String BLOCK_SIZE = "(?m)^Block size:\\s+(\\d+)";
 
-    private final ToolRunner tools = new ToolRunner();
-    private final Cleanup cleanup = new Cleanup();
-
     @TempDir
     Path dir;
 
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
+    private final ToolRunner tools = new ToolRunner();
 
     @ParameterizedTest(name = "{0} {1} MiB {2}")
     @CsvSource({
@@ -78,11 +75,8 @@ class FilesystemSizeTest {
         // 2^32 + 2^19 blocks of 64 KiB: a 257 TiB image. Sparse, and without journal or eager inode
         // tables mkfs writes a few hundred MiB, on xfs because ext4 files end at 16 TiB.
         Path xfs = ScratchFilesystem.mount(cleanup, dir, "xfs", 1024 * MIB).mountPoint();
-        Path image = xfs.resolve("huge.img");
         long blocks = (1L << 32) + (1L << 19);
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(blocks * 65536);
-        }
+        Path image = Scratch.sparseFile(xfs.resolve("huge.img"), blocks * 65536);
         tools.run(List.of("mkfs.ext4", "-q", "-F", "-b", "65536", "-O", "64bit,^has_journal,^resize_inode",
                 "-E", "lazy_itable_init=1,nodiscard", "-N", "65536", image.toString()), TIMEOUT);
 
@@ -170,11 +164,7 @@ class FilesystemSizeTest {
     }
 
     private Path sparse(long size) throws IOException {
-        Path image = Files.createTempFile(dir, "fs-", ".img");
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(size);
-        }
-        return image;
+        return Scratch.sparseFile(Files.createTempFile(dir, "fs-", ".img"), size);
     }
 
     private long dumpe2fsBytes(Path image) {

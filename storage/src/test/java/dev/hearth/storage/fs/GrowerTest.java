@@ -1,30 +1,30 @@
 package dev.hearth.storage.fs;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.Capabilities;
 import dev.hearth.linux.FileSystems;
-import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.tool.ToolException;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -34,13 +34,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "resize2fs", "xfs_growfs", "btrfs", "e2fsck", "xfs_repair"})
 class GrowerTest {
 
-    private static final long MIB = 1L << 20;
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
 
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
     private final ToolRunner tools = new ToolRunner();
     /** Every command the grower ran, run for real. */
     private final List<List<String>> ran = new ArrayList<>();
@@ -48,11 +49,6 @@ class GrowerTest {
         ran.add(argv);
         return tools.run(argv, timeout);
     });
-
-    @AfterEach
-    void cleanUp() throws Exception {
-        cleanup.close();
-    }
 
     @ParameterizedTest(name = "{0} {1} -> {2} MiB")
     @CsvSource({"XFS, 320, 512", "BTRFS, 128, 256"})
@@ -62,7 +58,7 @@ class GrowerTest {
         byte[] data = random(8 * MIB);
         Files.write(fs.mountPoint().resolve("data"), data);
 
-        growDevice(fs, toMib * MIB);
+        fs.growDevice(toMib * MIB);
         grower.growMounted(fs.device().path(), fs.mountPoint(), type);
 
         assertThat(ran).containsExactly(Grower.growCommand(type, fs.device().path(), fs.mountPoint()));
@@ -84,7 +80,7 @@ class GrowerTest {
         ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, "ext4", 64 * MIB);
         byte[] data = random(8 * MIB);
         Files.write(fs.mountPoint().resolve("data"), data);
-        growDevice(fs, 128 * MIB);
+        fs.growDevice(128 * MIB);
 
         if (Capabilities.effective(Capabilities.CAP_SYS_RESOURCE)) {
             grower.growMounted(fs.device().path(), fs.mountPoint(), FilesystemType.EXT4);
@@ -116,12 +112,8 @@ class GrowerTest {
 
     @Test
     void aDeviceWithoutAFilesystemIsAFailureNotAGuess() throws IOException {
-        Path image = dir.resolve("blank.img");
-        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(64 * MIB);
-        }
-        LoopDevice device = Loop.attach(image, false, true);
-        cleanup.add(() -> Loop.detach(device));
+        Path image = Scratch.sparseFile(dir.resolve("blank.img"), 64 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, image, false, true);
 
         assertThatThrownBy(() -> grower.growMounted(device.path(), dir, FilesystemType.EXT4))
                 .isInstanceOf(StorageException.Failed.class)
@@ -139,13 +131,6 @@ class GrowerTest {
                 .containsExactly("xfs_growfs", "-d", mnt.toString());
         assertThat(Grower.growCommand(FilesystemType.BTRFS, device, mnt))
                 .containsExactly("btrfs", "filesystem", "resize", "max", mnt.toString());
-    }
-
-    private static void growDevice(ScratchFilesystem fs, long size) throws IOException {
-        try (RandomAccessFile image = new RandomAccessFile(fs.image().toFile(), "rw")) {
-            image.setLength(size);
-        }
-        Loop.setCapacity(fs.device());
     }
 
     /** Unmounts, has the filesystem's checker look it over read-only, mounts again and reads the data back. */

@@ -1,18 +1,19 @@
 package dev.hearth.storage.mount;
 
+import static dev.hearth.linux.testing.Scratch.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
-import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
@@ -22,51 +23,44 @@ import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Real loop devices, real mkfs, real mounts: everything a node does to stage and publish a volume. */
 @RequiresRoot
 @RequiresTools({"mkfs.ext4", "blkid"})
 class MounterTest {
 
-    private static final long MIB = 1L << 20;
     private static final Optional<FilesystemType> ANY = Optional.empty();
 
     @TempDir
     Path dir;
 
-    private final Cleanup cleanup = new Cleanup();
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
     private final ToolRunner tools = new ToolRunner();
     private static final VolumeId VOLUME = VolumeId.mint("test", "mounter-test-volume");
 
     private Mounter mounter;
     private FormatJournal journal;
-    private final Map<Path, Path> backingFiles = new HashMap<>();
+    private int blankDevices;
 
     @BeforeEach
     void newMounter() throws IOException {
         journal = new FormatJournal(dir.resolve("state/formatting"));
         mounter = new Mounter(new Formatter(tools), journal, new Grower(tools));
-    }
-
-    @AfterEach
-    void cleanUp() throws IOException {
-        cleanup.close();
     }
 
     // --- stage ---
@@ -100,30 +94,18 @@ class MounterTest {
         assertThat(Files.readString(staging.resolve("data"))).isEqualTo("written after the first stage");
     }
 
-    @Test
-    @RequiresTools({"mkfs.xfs", "blkid"})
-    void stageMakesXfsWhenAskedFor() throws IOException {
-        Path device = blankDevice(320 * MIB);
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"XFS, 320, xfs", "BTRFS, 128, btrfs"})
+    @RequiresTools({"mkfs.xfs", "mkfs.btrfs", "blkid"})
+    void stageMakesTheFilesystemAskedFor(FilesystemType type, long sizeMib, String fsType) throws IOException {
+        Path device = blankDevice(sizeMib * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.XFS), List.of());
+        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(type), List.of());
 
-        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("xfs"));
-        Files.writeString(staging.resolve("f"), "on xfs");
-        assertThat(Files.readString(staging.resolve("f"))).isEqualTo("on xfs");
-    }
-
-    @Test
-    @RequiresTools({"mkfs.btrfs", "blkid"})
-    void stageMakesBtrfsWhenAskedFor() throws IOException {
-        Path device = blankDevice(128 * MIB);
-        Path staging = mountPoint("staging");
-
-        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.BTRFS), List.of());
-
-        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("btrfs"));
-        Files.writeString(staging.resolve("f"), "on btrfs");
-        assertThat(Files.readString(staging.resolve("f"))).isEqualTo("on btrfs");
+        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo(fsType));
+        Files.writeString(staging.resolve("f"), "on " + fsType);
+        assertThat(Files.readString(staging.resolve("f"))).isEqualTo("on " + fsType);
     }
 
     @Test
@@ -131,7 +113,7 @@ class MounterTest {
         Path backing = sparseFile("disk.img", 64 * MIB);
         byte[] data = new byte[(int) MIB];
         new Random(42).nextBytes(data);
-        writeAt(backing, 0, data);
+        Scratch.writeAt(backing, 0, data);
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
@@ -140,14 +122,14 @@ class MounterTest {
                 .hasMessageContaining(device.toString());
 
         assertThat(mountsAt(staging)).isEmpty();
-        assertThat(readAt(backing, 0, data.length)).isEqualTo(data);
+        assertThat(Scratch.readAt(backing, 0, data.length)).isEqualTo(data);
     }
 
     @Test
     void stageRefusesDataAtTheEndOfTheDevice() throws IOException {
         Path backing = sparseFile("disk.img", 64 * MIB);
         byte[] tail = "a backup GPT, a RAID superblock, someone's data".getBytes();
-        writeAt(backing, 64 * MIB - 4096, tail);
+        Scratch.writeAt(backing, 64 * MIB - 4096, tail);
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
@@ -155,8 +137,8 @@ class MounterTest {
                 .isInstanceOf(StorageException.Precondition.class);
 
         assertThat(mountsAt(staging)).isEmpty();
-        assertThat(readAt(backing, 0, (int) MIB)).containsOnly(0);
-        assertThat(readAt(backing, 64 * MIB - 4096, tail.length)).isEqualTo(tail);
+        assertThat(Scratch.readAt(backing, 0, (int) MIB)).containsOnly(0);
+        assertThat(Scratch.readAt(backing, 64 * MIB - 4096, tail.length)).isEqualTo(tail);
     }
 
     /** VMFS keeps its volume header at 2 MiB: our probe reads only the first and last MiB, blkid knows it. */
@@ -165,7 +147,7 @@ class MounterTest {
     void stageRefusesASignatureOnlyBlkidKnows() throws IOException {
         Path backing = sparseFile("disk.img", 64 * MIB);
         byte[] vmfs = {0x5e, (byte) 0xf1, (byte) 0xab, 0x2f};
-        writeAt(backing, 2 * MIB, vmfs);
+        Scratch.writeAt(backing, 2 * MIB, vmfs);
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
@@ -174,8 +156,8 @@ class MounterTest {
                 .hasMessageContaining("VMFS");
 
         assertThat(mountsAt(staging)).isEmpty();
-        assertThat(readAt(backing, 0, (int) MIB)).containsOnly(0);
-        assertThat(readAt(backing, 2 * MIB, vmfs.length)).isEqualTo(vmfs);
+        assertThat(Scratch.readAt(backing, 0, (int) MIB)).containsOnly(0);
+        assertThat(Scratch.readAt(backing, 2 * MIB, vmfs.length)).isEqualTo(vmfs);
         assertThat(journal.isOpen(VOLUME)).as("a refused format leaves no licence to force one later").isFalse();
     }
 
@@ -218,7 +200,7 @@ class MounterTest {
     /** An ext4 whose first 4 KiB (primary superblock) never got written: a crash inside mkfs. */
     private void halfFormat(Path backing) throws IOException {
         tools.run(List.of("mkfs.ext4", "-q", "-F", backing.toString()), Duration.ofMinutes(2));
-        writeAt(backing, 0, new byte[4096]);
+        Scratch.writeAt(backing, 0, new byte[4096]);
         assertThat(SignatureProbe.probe(backing)).isNotInstanceOf(ProbeResult.Empty.class);
     }
 
@@ -483,8 +465,8 @@ class MounterTest {
         assertThat(BlockDevices.size(target)).isEqualTo(64 * MIB);
         byte[] block = new byte[4096];
         new Random(7).nextBytes(block);
-        writeAt(target, 3 * MIB, block);
-        assertThat(readAt(backing, 3 * MIB, block.length)).isEqualTo(block);
+        Scratch.writeAt(target, 3 * MIB, block);
+        assertThat(Scratch.readAt(backing, 3 * MIB, block.length)).isEqualTo(block);
     }
 
     @Test
@@ -532,8 +514,8 @@ class MounterTest {
         assertThat(BlockDevices.size(target)).isEqualTo(64 * MIB);
         byte[] block = new byte[4096];
         new Random(11).nextBytes(block);
-        assertThatThrownBy(() -> writeAt(target, 3 * MIB, block)).isInstanceOf(IOException.class);
-        assertThat(readAt(backing, 3 * MIB, block.length)).isEqualTo(new byte[block.length]);
+        assertThatThrownBy(() -> Scratch.writeAt(target, 3 * MIB, block)).isInstanceOf(IOException.class);
+        assertThat(Scratch.readAt(backing, 3 * MIB, block.length)).isEqualTo(new byte[block.length]);
         assertThatThrownBy(() -> mounter.publishBlock(device, target, false))
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining("read-only");
@@ -596,22 +578,15 @@ class MounterTest {
     }
 
     private Path blankDevice(long size) throws IOException {
-        return attach(sparseFile("disk" + backingFiles.size() + ".img", size));
+        return attach(sparseFile("disk" + blankDevices++ + ".img", size));
     }
 
     private Path attach(Path backing) throws IOException {
-        LoopDevice device = Loop.attach(backing, false, true);
-        cleanup.add(() -> Loop.detach(device));
-        backingFiles.put(device.path(), backing);
-        return device.path();
+        return Scratch.attach(cleanup, backing, false, true).path();
     }
 
     private Path sparseFile(String name, long size) throws IOException {
-        Path file = dir.resolve(name);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            channel.write(ByteBuffer.allocate(1), size - 1);
-        }
-        return file;
+        return Scratch.sparseFile(dir.resolve(name), size);
     }
 
     private static ProbeResult probe(Path device) throws IOException {
@@ -621,25 +596,5 @@ class MounterTest {
     private static List<MountEntry> mountsAt(Path path) throws IOException {
         Path wanted = path.toAbsolutePath().normalize();
         return MountInfo.read().stream().filter(e -> e.mountPoint().equals(wanted)).toList();
-    }
-
-    private static void writeAt(Path file, long offset, byte[] bytes) throws IOException {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer, offset + buffer.position());
-            }
-            channel.force(true);
-        }
-    }
-
-    private static byte[] readAt(Path file, long offset, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            while (buffer.hasRemaining() && channel.read(buffer, offset + buffer.position()) >= 0) {
-                // keep reading
-            }
-        }
-        return buffer.array();
     }
 }
