@@ -1,0 +1,77 @@
+# shellcheck shell=bash
+# The scenarios' helpers (test/e2e/scenarios/*.sh), sourced by test/e2e/run.
+
+fail() { echo "FAILED: $*"; exit 1; }
+skip() { echo "$*"; exit 77; }
+
+# Waits until "$@" prints EXPECTED: until_eq SECONDS EXPECTED CMD...
+until_eq() {
+  local limit=$1 want=$2 got="" i; shift 2
+  for ((i = 0; i < limit * 2; i++)); do
+    got=$("$@" 2>/dev/null || true)
+    [ "$got" = "$want" ] && return 0
+    sleep 0.5
+  done
+  echo "after ${limit}s: '$*' gives '$got', want '$want'"
+  return 1
+}
+
+# The capacity a node's provisioner published for the hearth StorageClass, in bytes.
+published_capacity() {
+  kc get csistoragecapacities -n "$E2E_SYSTEM_NS" -o json | python3 -c '
+import json, sys
+node, sc = sys.argv[1], sys.argv[2]
+units = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+for c in json.load(sys.stdin)["items"]:
+    labels = (c.get("nodeTopology") or {}).get("matchLabels") or {}
+    if c["storageClassName"] == sc and labels.get("topology.hearth.dev/node") == node:
+        q = c.get("capacity", "0")
+        num = q.rstrip("kMGTi")
+        print(int(float(num) * units[q[len(num):]]))
+' "$1" "$E2E_STORAGE_CLASS"
+}
+
+pod_bound() { [ -n "$(kc get pod "$1" -o 'jsonpath={.spec.nodeName}')" ] && echo yes; }
+has_capacity() { [ -n "$(published_capacity "$1")" ] && echo yes; }
+
+# The kubelet's part, for the scenarios that need a volume mounted: csi-kubelet
+# (test/e2e/csi-kubelet) makes the node calls on the node's socket, on the kubelet's paths under
+# the node's directory.
+kubelet() { local node=$1; shift; "$(e2e_bin csi-kubelet)" -endpoint "unix://$E2E_WORK/nodes/$node/csi.sock" "$@"; }
+
+# kubelet_mount POD PVC: stages the claim's volume on the pod's node and publishes it into the
+# pod's volume directory, as the kubelet does when it starts the pod. Sets MOUNT_NODE,
+# MOUNT_HANDLE, MOUNT_STAGING and MOUNT_TARGET.
+kubelet_mount() {
+  local pod=$1 pvc=$2 pv uid fs ctx root
+  MOUNT_NODE=$(kc get pod "$pod" -o 'jsonpath={.spec.nodeName}')
+  pv=$(kc get pvc "$pvc" -o 'jsonpath={.spec.volumeName}')
+  uid=$(kc get pod "$pod" -o 'jsonpath={.metadata.uid}')
+  MOUNT_HANDLE=$(kc get pv "$pv" -o 'jsonpath={.spec.csi.volumeHandle}')
+  fs=$(kc get pv "$pv" -o 'jsonpath={.spec.csi.fsType}')
+  ctx=$(kc get pv "$pv" -o json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["spec"]["csi"].get("volumeAttributes") or {}))')
+  [ -n "$MOUNT_NODE" ] && [ -n "$MOUNT_HANDLE" ] && [ -n "$uid" ] || fail "pod $pod or claim $pvc is not bound"
+  root=$E2E_WORK/nodes/$MOUNT_NODE/kubelet
+  # The kubelet makes the staging directory and the target's parent; the driver the target.
+  MOUNT_STAGING=$root/plugins/kubernetes.io/csi/csi.hearth.dev/$(printf %s "$MOUNT_HANDLE" | sha256sum | cut -c1-64)/globalmount
+  MOUNT_TARGET=$root/pods/$uid/volumes/kubernetes.io~csi/$pv/mount
+  mkdir -p "$MOUNT_STAGING" "$(dirname "$MOUNT_TARGET")"
+  echo "kubelet on $MOUNT_NODE: stage and publish $MOUNT_HANDLE (fsType '$fs', context $ctx)"
+  kubelet "$MOUNT_NODE" stage -volume "$MOUNT_HANDLE" -staging "$MOUNT_STAGING" -fs-type "$fs" -context "$ctx" >/dev/null
+  kubelet "$MOUNT_NODE" publish -volume "$MOUNT_HANDLE" -staging "$MOUNT_STAGING" -target "$MOUNT_TARGET" \
+    -fs-type "$fs" -context "$ctx" >/dev/null
+  mountpoint -q "$MOUNT_TARGET" || fail "$MOUNT_TARGET is not a mount point after NodePublishVolume"
+}
+# kubelet_unmount NODE HANDLE STAGING TARGET: the pod is gone; unpublish, then unstage.
+kubelet_unmount() {
+  kubelet "$1" unpublish -volume "$2" -target "$4" >/dev/null
+  kubelet "$1" unstage -volume "$2" -staging "$3" >/dev/null
+  ! mountpoint -q "$3" || fail "$3 is still mounted after NodeUnstageVolume"
+}
+# Bytes in a quantity such as 512Mi or 1Gi.
+bytes_of() {
+  python3 -c 'import sys; q=sys.argv[1]; u={"Ki":2**10,"Mi":2**20,"Gi":2**30,"Ti":2**40}
+n=q.rstrip("KMGTi"); print(int(n) * u.get(q[len(n):], 1))' "$1"
+}
+# The size of the filesystem mounted at a path, in bytes.
+fs_size() { df -B1 --output=size "$1" | tail -n 1 | tr -d ' '; }
