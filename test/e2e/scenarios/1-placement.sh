@@ -19,26 +19,9 @@ scenario_1() {
   [ "$before_b" -ge $((3 * 2**30)) ] || fail "node-b publishes $before_b bytes, less than its 4Gi pool can hold for 3Gi"
   [ "$(published_capacity node-a)" -lt $((3 * 2**30)) ] || fail "node-a publishes room for 3Gi in a 2Gi pool"
 
-  kc apply -f - <<EOF
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: s1-data, namespace: default}
-spec:
-  storageClassName: $E2E_STORAGE_CLASS
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: $size}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: s1-app, namespace: default}
-spec:
-  automountServiceAccountToken: false
-  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: s1-data}}]
-EOF
-  until_eq 90 Bound kc get pvc s1-data -o 'jsonpath={.status.phase}' || { kc describe pvc s1-data; fail "PVC not bound"; }
+  claim_with_pod s1-data s1-app "$size"
   # The scheduler binds the pod once its volume is bound.
-  until_eq 30 yes pod_bound s1-app || { kc describe pod s1-app; fail "pod not bound to a node"; }
+  bound s1-data s1-app
   node=$(kc get pod s1-app -o 'jsonpath={.spec.nodeName}')
   echo "pod s1-app scheduled to ${node:-nowhere}"
   [ "$node" = node-b ] || fail "pod on '$node', want node-b (the only node with room for $size)"

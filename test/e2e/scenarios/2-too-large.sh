@@ -5,23 +5,7 @@
 E2E_TITLES[2]="a pod too large for every node stays Pending, says why, leaves no PV or volume"
 scenario_2() {
   local n msg size=8Gi
-  kc apply -f - <<EOF
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: s2-huge, namespace: default}
-spec:
-  storageClassName: $E2E_STORAGE_CLASS
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: $size}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: s2-app, namespace: default}
-spec:
-  automountServiceAccountToken: false
-  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: s2-huge}}]
-EOF
+  claim_with_pod s2-huge s2-app "$size"
   until_eq 30 yes failed_scheduling s2-app || fail "no FailedScheduling event for s2-app"
   msg=$(kc get events --field-selector involvedObject.name=s2-app,reason=FailedScheduling -o 'jsonpath={.items[-1:].message}')
   echo "event: $msg"

@@ -7,25 +7,8 @@ scenario_3() {
   local node pv handle n
   declare -A before
   for n in "${E2E_NODES[@]}"; do before[$n]=$(published_capacity "$n"); done
-  kc apply -f - <<EOF
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: s3-data, namespace: default}
-spec:
-  storageClassName: $E2E_STORAGE_CLASS
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 512Mi}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: s3-app, namespace: default}
-spec:
-  automountServiceAccountToken: false
-  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: s3-data}}]
-EOF
-  until_eq 90 Bound kc get pvc s3-data -o 'jsonpath={.status.phase}' || fail "PVC s3-data not bound"
-  until_eq 30 yes pod_bound s3-app || fail "pod s3-app not bound to a node"
+  claim_with_pod s3-data s3-app 512Mi
+  bound s3-data s3-app
   node=$(kc get pod s3-app -o 'jsonpath={.spec.nodeName}')
   pv=$(kc get pvc s3-data -o 'jsonpath={.spec.volumeName}')
   handle=$(kc get pv "$pv" -o 'jsonpath={.spec.csi.volumeHandle}')

@@ -10,25 +10,8 @@ scenario_4() {
   local from=512Mi to=1Gi pv before after size leader sum n
   declare -A capacity
   for n in "${E2E_NODES[@]}"; do capacity[$n]=$(published_capacity "$n"); done
-  kc apply -f - <<YAML
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: s4-data, namespace: default}
-spec:
-  storageClassName: hearth-xfs
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: $from}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: s4-app, namespace: default}
-spec:
-  automountServiceAccountToken: false
-  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: s4-data}}]
-YAML
-  until_eq 90 Bound kc get pvc s4-data -o 'jsonpath={.status.phase}' || fail "PVC s4-data not bound"
-  until_eq 30 yes pod_bound s4-app || fail "pod s4-app not bound to a node"
+  claim_with_pod s4-data s4-app "$from" --class hearth-xfs
+  bound s4-data s4-app
   pv=$(kc get pvc s4-data -o 'jsonpath={.spec.volumeName}')
   kubelet_mount s4-app s4-data
   local node=$MOUNT_NODE handle=$MOUNT_HANDLE staging=$MOUNT_STAGING target=$MOUNT_TARGET

@@ -12,25 +12,8 @@ scenario_5() {
   declare -A capacity
   for n in "${E2E_NODES[@]}"; do capacity[$n]=$(published_capacity "$n"); done
   kc apply --server-side -f "$repo_root/deploy/base/volumesnapshotclass.yaml" >/dev/null
-  kc apply -f - <<YAML
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: s5-source, namespace: default}
-spec:
-  storageClassName: $E2E_STORAGE_CLASS
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 256Mi}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: s5-app, namespace: default}
-spec:
-  automountServiceAccountToken: false
-  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: s5-source}}]
-YAML
-  until_eq 90 Bound kc get pvc s5-source -o 'jsonpath={.status.phase}' || fail "PVC s5-source not bound"
-  until_eq 30 yes pod_bound s5-app || fail "pod s5-app not bound to a node"
+  claim_with_pod s5-source s5-app 256Mi
+  bound s5-source s5-app
   pv=$(kc get pvc s5-source -o 'jsonpath={.spec.volumeName}')
   kubelet_mount s5-app s5-source
   node=$MOUNT_NODE handle=$MOUNT_HANDLE staging=$MOUNT_STAGING target=$MOUNT_TARGET
@@ -66,29 +49,9 @@ YAML
   # The source moves on; the snapshot must not.
   head -c 1M /dev/urandom >"$target/data"
 
-  kc apply -f - <<YAML
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: s5-restored, namespace: default}
-spec:
-  storageClassName: $E2E_STORAGE_CLASS
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 256Mi}}
-  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: s5-snap}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: s5-restore-app, namespace: default}
-spec:
-  automountServiceAccountToken: false
   # A snapshot stays on its node: the pod that wants it goes there.
-  nodeSelector: {topology.hearth.dev/node: $node}
-  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: s5-restored}}]
-YAML
-  until_eq 90 Bound kc get pvc s5-restored -o 'jsonpath={.status.phase}' ||
-    { kc describe pvc s5-restored; fail "PVC s5-restored not bound"; }
-  until_eq 30 yes pod_bound s5-restore-app || fail "pod s5-restore-app not bound to a node"
+  claim_with_pod s5-restored s5-restore-app 256Mi --from-snapshot s5-snap --node "$node"
+  bound s5-restored s5-restore-app
   restored_pv=$(kc get pvc s5-restored -o 'jsonpath={.spec.volumeName}')
   local affinity
   affinity=$(kc get pv "$restored_pv" -o 'jsonpath={range .spec.nodeAffinity.required.nodeSelectorTerms[*].matchExpressions[*]}{.key}={.values}{end}')

@@ -75,3 +75,44 @@ n=q.rstrip("KMGTi"); print(int(n) * u.get(q[len(n):], 1))' "$1"
 }
 # The size of the filesystem mounted at a path, in bytes.
 fs_size() { df -B1 --output=size "$1" | tail -n 1 | tr -d ' '; }
+
+# claim_with_pod CLAIM POD SIZE [--class SC] [--node NODE] [--from-snapshot SNAPSHOT]: a
+# ReadWriteOnce claim (of the e2e's StorageClass unless --class) and a pod that mounts it, in the
+# default namespace; --node pins the pod to a node's topology, --from-snapshot restores the claim
+# from a VolumeSnapshot.
+claim_with_pod() {
+  local claim=$1 pod=$2 size=$3 class=$E2E_STORAGE_CLASS node="" snapshot=""; shift 3
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --class) class=$2 ;;
+      --node) node=$2 ;;
+      --from-snapshot) snapshot=$2 ;;
+      *) fail "claim_with_pod: unknown option $1" ;;
+    esac
+    shift 2
+  done
+  kc apply -f - <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $claim, namespace: default}
+spec:
+  storageClassName: $class
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: $size}}
+$([ -z "$snapshot" ] || echo "  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: $snapshot}")
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $pod, namespace: default}
+spec:
+  automountServiceAccountToken: false
+$([ -z "$node" ] || echo "  nodeSelector: {$E2E_TOPOLOGY_KEY: $node}")
+  containers: [{name: app, image: registry.k8s.io/pause:3.10, volumeMounts: [{name: data, mountPath: /data}]}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: $claim}}]
+YAML
+}
+# bound CLAIM POD: waits until the claim is Bound and the scheduler has bound the pod to a node.
+bound() {
+  until_eq 90 Bound kc get pvc "$1" -o 'jsonpath={.status.phase}' || { kc describe pvc "$1"; fail "PVC $1 not bound"; }
+  until_eq 30 yes pod_bound "$2" || { kc describe pod "$2"; fail "pod $2 not bound to a node"; }
+}
