@@ -270,11 +270,13 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             case SNAPSHOT -> new VolumeSource.FromSnapshot(SnapshotId.parse(source.getSnapshot().getSnapshotId())
                     .filter(id -> pools.byName(id.pool()).flatMap(p -> p.findSnapshot(id)).isPresent())
                     .orElseThrow(() -> new StorageException.NotFound("source snapshot "
-                            + source.getSnapshot().getSnapshotId() + " does not exist")));
+                            + source.getSnapshot().getSnapshotId() + " does not exist on node " + nodeId
+                            + " (a snapshot stays on the node of its volume: restore it there)")));
             case VOLUME -> new VolumeSource.FromVolume(VolumeId.parse(source.getVolume().getVolumeId())
                     .filter(id -> pools.find(id).isPresent())
                     .orElseThrow(() -> new StorageException.NotFound("source volume "
-                            + source.getVolume().getVolumeId() + " does not exist")));
+                            + source.getVolume().getVolumeId() + " does not exist on node " + nodeId
+                            + " (a clone is made on the node of its source volume)")));
             case TYPE_NOT_SET -> throw invalid("volume_content_source names neither a snapshot nor a volume");
         };
         String sourcePool = switch (parsed) {

@@ -214,7 +214,7 @@ class CloneTest extends DriverFixture {
     void cloneOfAVolumeThatDoesNotExistIsNotFoundAndCreatesNothing() throws IOException {
         for (String id : List.of("default-aaaaaaaaaaaaaaaaaaaaaaaaaa", "pvc-1", "other-aaaaaaaaaaaaaaaaaaaaaaaaaa")) {
             assertFails(() -> driver.create("pvc-clone", 64 * MIB, mount("ext4"), fromVolume(id)),
-                    Code.NOT_FOUND, id);
+                    Code.NOT_FOUND, id, "does not exist on node " + TestDriver.NODE);
         }
 
         assertThat(driver.poolFiles()).isEmpty();

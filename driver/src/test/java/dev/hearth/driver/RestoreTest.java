@@ -240,7 +240,7 @@ class RestoreTest extends DriverFixture {
         for (String id : List.of("default_aaaaaaaaaaaaaaaaaaaaaaaaaa", "snap-1", "../../etc/passwd",
                 "other_aaaaaaaaaaaaaaaaaaaaaaaaaa")) {
             assertFails(() -> driver.create("pvc-restored", 64 * MIB, mount("ext4"), fromSnapshot(id)),
-                    Code.NOT_FOUND, id);
+                    Code.NOT_FOUND, id, "does not exist on node " + TestDriver.NODE, "restore it there");
         }
 
         assertThat(driver.poolFiles()).isEmpty();
