@@ -6,7 +6,7 @@ E2E_TITLES[2]="a pod too large for every node stays Pending, says why, leaves no
 scenario_2() {
   local n msg size=8Gi
   claim_with_pod s2-huge s2-app "$size"
-  until_eq 30 yes failed_scheduling s2-app || fail "no FailedScheduling event for s2-app"
+  until_eq 30 yes has_event s2-app FailedScheduling || fail "no FailedScheduling event for s2-app"
   msg=$(kc get events --field-selector involvedObject.name=s2-app,reason=FailedScheduling -o 'jsonpath={.items[-1:].message}')
   echo "event: $msg"
   case $msg in
@@ -25,7 +25,4 @@ scenario_2() {
   done
   kc delete pod s2-app --wait=true >/dev/null
   kc delete pvc s2-huge --wait=true >/dev/null
-}
-failed_scheduling() {
-  [ -n "$(kc get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" -o name)" ] && echo yes
 }

@@ -5,7 +5,8 @@
 #    (--enable-distributed-snapshotting) hands the VolumeSnapshotContent to the source volume's
 #    node, whose csi-snapshotter cuts it (CreateSnapshot, the source mounted and written to); the
 #    restored claim, pinned to that node, is provisioned there from the snapshot and holds the
-#    data the source had when the snapshot was taken.
+#    data the source had when the snapshot was taken. A restore pinned to another node stays
+#    Pending, its events naming the reason, and leaves nothing there.
 E2E_TITLES[5]="a snapshot is taken on the volume's node and restored into a new PVC there"
 scenario_5() {
   local node handle staging target sum pv content snap_handle restored_pv n
@@ -68,6 +69,20 @@ YAML
   # The source and its restored copy are independent.
   echo new >"$r_target/only-in-restored"
   [ ! -e "$target/only-in-restored" ] || fail "a write to the restored volume shows in the source"
+
+  # A restore pinned to another node cannot be made there: it stays Pending, the claim's events
+  # say why, and that node's pool gets nothing.
+  local other msg
+  for other in "${E2E_NODES[@]}"; do [ "$other" != "$node" ] && break; done
+  claim_with_pod s5-elsewhere s5-elsewhere-app 256Mi --from-snapshot s5-snap --node "$other"
+  until_eq 60 yes has_event s5-elsewhere ProvisioningFailed || fail "no ProvisioningFailed event for s5-elsewhere"
+  msg=$(kc get events --field-selector involvedObject.name=s5-elsewhere,reason=ProvisioningFailed -o 'jsonpath={.items[-1:].message}')
+  echo "a restore pinned to $other: $msg"
+  [[ $msg = *"does not exist on node $other"*"restore it there"* ]] || fail "the event does not say the snapshot is on another node"
+  [ "$(kc get pvc s5-elsewhere -o 'jsonpath={.status.phase}')" = Pending ] || fail "s5-elsewhere is not Pending"
+  [ -z "$(find "$E2E_WORK/nodes/$other/pool" -name '*.img')" ] || fail "something was made in $other's pool"
+  kc delete pod s5-elsewhere-app --grace-period=0 --force >/dev/null 2>&1
+  kc delete pvc s5-elsewhere --wait=true >/dev/null
 
   kubelet_unmount "$node" "$r_handle" "$r_staging" "$r_target"
   kubelet_unmount "$node" "$handle" "$staging" "$target"

@@ -31,6 +31,10 @@ for c in json.load(sys.stdin)["items"]:
 ' "$1" "$E2E_STORAGE_CLASS"
 }
 
+# has_event OBJECT REASON: "yes" once an event of that reason names the object.
+has_event() {
+  [ -n "$(kc get events --field-selector "involvedObject.name=$1,reason=$2" -o name)" ] && echo yes
+}
 pod_bound() { [ -n "$(kc get pod "$1" -o 'jsonpath={.spec.nodeName}')" ] && echo yes; }
 has_capacity() { [ -n "$(published_capacity "$1")" ] && echo yes; }
 
