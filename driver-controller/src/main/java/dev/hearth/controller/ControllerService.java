@@ -67,10 +67,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         List<Type> types = new ArrayList<>(List.of(Type.CREATE_DELETE_VOLUME, Type.LIST_VOLUMES, Type.GET_CAPACITY,
                 Type.SINGLE_NODE_MULTI_WRITER, Type.GET_VOLUME, Type.VOLUME_CONDITION));
         // Advertised only when every pool can: the CO cannot tell which pool a request will reach.
-        if (pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.SNAPSHOTS))) {
+        if (pools.allHave(PoolFeature.SNAPSHOTS)) {
             types.addAll(List.of(Type.CREATE_DELETE_SNAPSHOT, Type.LIST_SNAPSHOTS));
         }
-        if (pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.CLONES))) {
+        if (pools.allHave(PoolFeature.CLONES)) {
             types.add(Type.CLONE_VOLUME);
         }
         for (Type type : types) {
@@ -272,8 +272,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                     .orElseThrow(() -> new StorageException.NotFound("source snapshot "
                             + source.getSnapshot().getSnapshotId() + " does not exist on node " + nodeId
                             + " (a snapshot stays on the node of its volume: restore it there)")));
-            case VOLUME -> new VolumeSource.FromVolume(VolumeId.parse(source.getVolume().getVolumeId())
-                    .filter(id -> pools.find(id).isPresent())
+            case VOLUME -> new VolumeSource.FromVolume(pools.existing(source.getVolume().getVolumeId())
                     .orElseThrow(() -> new StorageException.NotFound("source volume "
                             + source.getVolume().getVolumeId() + " does not exist on node " + nodeId
                             + " (a clone is made on the node of its source volume)")));

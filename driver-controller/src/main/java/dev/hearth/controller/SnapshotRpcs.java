@@ -34,7 +34,7 @@ final class SnapshotRpcs {
             throw invalid("source_volume_id is required");
         }
         requireNoParameters(request.getParametersMap());
-        VolumeId source = VolumeId.parse(request.getSourceVolumeId()).filter(id -> pools.find(id).isPresent())
+        VolumeId source = pools.existing(request.getSourceVolumeId())
                 .orElseThrow(() -> new StorageException.NotFound("source volume " + request.getSourceVolumeId()
                         + " does not exist"));
         Pool pool = pools.of(source).orElseThrow();

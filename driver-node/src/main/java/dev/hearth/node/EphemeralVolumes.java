@@ -48,13 +48,7 @@ final class EphemeralVolumes {
 
     /** The pool's ID of the ephemeral volume the kubelet calls {@code volumeId}, if it exists. */
     Optional<VolumeId> find(String volumeId) {
-        for (Pool pool : pools.all()) {
-            VolumeId id = VolumeId.mint(pool.name(), name(volumeId));
-            if (pool.find(id).isPresent()) {
-                return Optional.of(id);
-            }
-        }
-        return Optional.empty();
+        return pools.findByName(name(volumeId)).map(Volume::id);
     }
 
     void publish(String volumeId, Map<String, String> attributes, VolumeCapability capability, Path target,
@@ -77,7 +71,7 @@ final class EphemeralVolumes {
         boolean targetWasMounted = mounter.isMounted(target);
         Volume volume = pool.create(new VolumeRequest(name(volumeId), new CapacityRange(size, 0),
                 pool.validateParameters(parameters)));
-        Path staging = stagingRoot.resolve(volume.id().toString());
+        Path staging = staging(volume.id());
         try {
             Path device = pool.attach(volume.id());
             mounter.stageFilesystem(volume.id(), device, staging, filesystem,
@@ -85,7 +79,7 @@ final class EphemeralVolumes {
             mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
         } catch (RuntimeException e) {
             // Nothing half-made stays: the volume was made for this publish and holds no data yet.
-            takeDown(pool, volume.id(), targetWasMounted ? Optional.empty() : Optional.of(target), staging, e);
+            takeDown(pool, volume.id(), targetWasMounted ? Optional.empty() : Optional.of(target), e);
             throw e;
         }
     }
@@ -96,27 +90,31 @@ final class EphemeralVolumes {
         if (id.isEmpty()) {
             return false;
         }
-        Pool pool = pools.of(id.get()).orElseThrow();
-        mounter.unpublish(target);
-        Path staging = stagingRoot.resolve(id.get().toString());
-        mounter.unstage(staging);
-        removeDirectory(staging);
-        pool.detach(id.get());
-        pool.delete(id.get());
+        remove(pools.of(id.get()).orElseThrow(), id.get(), Optional.of(target));
         return true;
     }
 
-    private void takeDown(Pool pool, VolumeId id, Optional<Path> target, Path staging, RuntimeException cause) {
+    private void takeDown(Pool pool, VolumeId id, Optional<Path> target, RuntimeException cause) {
         try {
-            target.ifPresent(mounter::unpublish);
-            mounter.unstage(staging);
-            removeDirectory(staging);
-            pool.detach(id);
-            pool.delete(id);
+            remove(pool, id, target);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
             LOG.log(System.Logger.Level.WARNING, "could not take down ephemeral volume " + id + ": " + e.getMessage());
         }
+    }
+
+    /** Unmounts the volume from the target (if given) and its staging path, then detaches and deletes it. */
+    private void remove(Pool pool, VolumeId id, Optional<Path> target) {
+        target.ifPresent(mounter::unpublish);
+        Path staging = staging(id);
+        mounter.unstage(staging);
+        removeDirectory(staging);
+        pool.detach(id);
+        pool.delete(id);
+    }
+
+    private Path staging(VolumeId id) {
+        return stagingRoot.resolve(id.toString());
     }
 
     /** The staging directory is the driver's own, made by the stage; the kubelet never sees it. */

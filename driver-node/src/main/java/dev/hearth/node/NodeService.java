@@ -76,7 +76,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         List<NodeServiceCapability.RPC.Type> types = new ArrayList<>(List.of(
                 NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME, NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
                 NodeServiceCapability.RPC.Type.VOLUME_CONDITION, NodeServiceCapability.RPC.Type.VOLUME_MOUNT_GROUP));
-        if (pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.EXPANSION))) {
+        if (pools.allHave(PoolFeature.EXPANSION)) {
             types.add(NodeServiceCapability.RPC.Type.EXPAND_VOLUME);
         }
         for (NodeServiceCapability.RPC.Type type : types) {
@@ -240,7 +240,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     /** The volume an ID names: one of ours, or an ephemeral volume the kubelet knows by its own ID. */
     private VolumeId resolve(String volumeId) {
-        return VolumeId.parse(volumeId).filter(id -> pools.find(id).isPresent())
+        return pools.existing(volumeId)
                 .or(() -> ephemeral.find(volumeId))
                 .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
     }
@@ -270,7 +270,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     }
 
     private VolumeId existingVolume(String volumeId) {
-        return VolumeId.parse(volumeId).filter(id -> pools.find(id).isPresent())
+        return pools.existing(volumeId)
                 .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
     }
 

@@ -87,7 +87,7 @@ public final class Driver implements AutoCloseable {
         Grower grower = new Grower(tools);
         Mounter mounter = new Mounter(new Formatter(tools), new FormatJournal(settings.stateDir().resolve("formatting")),
                 grower, settings.defaultFsType());
-        boolean expansion = pools.all().stream().allMatch(p -> p.features().contains(PoolFeature.EXPANSION));
+        boolean expansion = pools.allHave(PoolFeature.EXPANSION);
         var services = List.of(
                 new IdentityService(settings.driverName(), version(), () -> problem(pools), expansion).bindService(),
                 new ControllerService(pools, settings.nodeId()).bindService(),

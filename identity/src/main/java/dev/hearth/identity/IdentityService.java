@@ -24,12 +24,6 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
 
     /**
      * @param problem what keeps the driver from serving (e.g. a pool directory gone), empty when ready
-     */
-    public IdentityService(String driverName, String version, Supplier<Optional<String>> problem) {
-        this(driverName, version, problem, false);
-    }
-
-    /**
      * @param onlineExpansion whether volumes can grow while in use (advertised as VolumeExpansion
      *     ONLINE; the node does the growing, so the controller advertises no EXPAND_VOLUME)
      */

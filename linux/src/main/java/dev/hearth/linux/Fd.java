@@ -34,10 +34,6 @@ final class Fd implements AutoCloseable {
         return fd;
     }
 
-    Path path() {
-        return path;
-    }
-
     /** @return the ioctl's non-negative result */
     int ioctl(String name, long request, MemorySegment arg) throws LinuxException {
         return check(name, Libc.ioctl(arena, fd, request, arg));

@@ -46,6 +46,11 @@ public final class Pools {
         return of(id).flatMap(pool -> pool.find(id));
     }
 
+    /** The ID a client sent, if it names a volume that exists here; empty for anything else. */
+    public Optional<VolumeId> existing(String volumeId) {
+        return VolumeId.parse(volumeId).filter(id -> find(id).isPresent());
+    }
+
     /** A volume made for this request name in any pool (names are unique per driver, not per pool). */
     public Optional<Volume> findByName(String name) {
         String key = VolumeId.keyOf(name);
@@ -60,5 +65,10 @@ public final class Pools {
 
     public List<Pool> all() {
         return List.copyOf(byName.values());
+    }
+
+    /** Whether every pool offers a feature: what the driver can advertise for all of its volumes. */
+    public boolean allHave(PoolFeature feature) {
+        return byName.values().stream().allMatch(pool -> pool.features().contains(feature));
     }
 }

@@ -1,7 +1,6 @@
 package dev.hearth.storage;
 
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * A snapshot's identity: {@code <pool>_<key>}, the key derived from the CSI snapshot name as a
@@ -10,10 +9,8 @@ import java.util.regex.Pattern;
  */
 public record SnapshotId(String pool, String key) {
 
-    private static final Pattern KEY = Pattern.compile("[a-z2-7]{" + VolumeId.KEY_LENGTH + "}");
-
     public SnapshotId {
-        if (!VolumeId.isPoolName(pool) || key == null || !KEY.matcher(key).matches()) {
+        if (!VolumeId.isPoolName(pool) || !VolumeId.isKey(key)) {
             throw new IllegalArgumentException("invalid snapshot id parts: " + pool + ", " + key);
         }
     }
@@ -30,7 +27,7 @@ public record SnapshotId(String pool, String key) {
         int separator = id.length() - VolumeId.KEY_LENGTH - 1;
         String pool = id.substring(0, separator);
         String key = id.substring(separator + 1);
-        if (id.charAt(separator) != '_' || !VolumeId.isPoolName(pool) || !KEY.matcher(key).matches()) {
+        if (id.charAt(separator) != '_' || !VolumeId.isPoolName(pool) || !VolumeId.isKey(key)) {
             return Optional.empty();
         }
         return Optional.of(new SnapshotId(pool, key));

@@ -23,7 +23,7 @@ public record VolumeId(String pool, String key) {
         if (!isPoolName(pool)) {
             throw new IllegalArgumentException("invalid pool name: " + pool);
         }
-        if (key == null || !KEY.matcher(key).matches()) {
+        if (!isKey(key)) {
             throw new IllegalArgumentException("invalid volume key: " + key);
         }
     }
@@ -58,7 +58,7 @@ public record VolumeId(String pool, String key) {
         int dash = id.length() - KEY_LENGTH - 1;
         String pool = id.substring(0, dash);
         String key = id.substring(dash + 1);
-        if (id.charAt(dash) != '-' || !isPoolName(pool) || !KEY.matcher(key).matches()) {
+        if (id.charAt(dash) != '-' || !isPoolName(pool) || !isKey(key)) {
             return Optional.empty();
         }
         return Optional.of(new VolumeId(pool, key));
@@ -66,6 +66,11 @@ public record VolumeId(String pool, String key) {
 
     public static boolean isPoolName(String name) {
         return name != null && POOL.matcher(name).matches();
+    }
+
+    /** Whether {@code key} has the shape {@link #keyOf} gives; snapshot IDs share it. */
+    static boolean isKey(String key) {
+        return key != null && KEY.matcher(key).matches();
     }
 
     @Override

@@ -51,10 +51,6 @@ public final class Metrics implements AutoCloseable {
         return new Metrics(registry, new RpcMetrics(registry), gc);
     }
 
-    public PrometheusMeterRegistry registry() {
-        return registry;
-    }
-
     /** Goes outside ErrorMapping and the volume locks, so it counts the codes clients get. */
     public ServerInterceptor interceptor() {
         return rpc;

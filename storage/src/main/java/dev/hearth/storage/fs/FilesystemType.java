@@ -2,6 +2,7 @@ package dev.hearth.storage.fs;
 
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /** The filesystems hearth makes on volumes. */
@@ -29,13 +30,13 @@ public enum FilesystemType {
         if (name == null || name.isBlank()) {
             return DEFAULT;
         }
-        String wanted = name.strip().toLowerCase(Locale.ROOT);
-        for (FilesystemType type : values()) {
-            if (type.kernelName.equals(wanted)) {
-                return type;
-            }
-        }
-        throw new IllegalArgumentException("unsupported filesystem type \"" + name + "\"; supported: "
-                + Arrays.stream(values()).map(FilesystemType::kernelName).collect(Collectors.joining(", ")));
+        return fromKernelName(name.strip().toLowerCase(Locale.ROOT)).orElseThrow(() -> new IllegalArgumentException(
+                "unsupported filesystem type \"" + name + "\"; supported: "
+                + Arrays.stream(values()).map(FilesystemType::kernelName).collect(Collectors.joining(", "))));
+    }
+
+    /** The type mount(2) or blkid calls exactly {@code kernelName}; empty for any other filesystem. */
+    public static Optional<FilesystemType> fromKernelName(String kernelName) {
+        return Arrays.stream(values()).filter(type -> type.kernelName.equals(kernelName)).findFirst();
     }
 }

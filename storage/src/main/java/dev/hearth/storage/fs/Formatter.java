@@ -74,11 +74,7 @@ public final class Formatter {
         }
         refuseIfBlkidFindsAnything(target);
         runner.run(mkfsCommand(type, target), MKFS_TIMEOUT);
-        ProbeResult after = probe(SignatureProbe::probe, target, sizeBytes);
-        if (detect(after).orElse(null) != type) {
-            throw new IllegalStateException("mkfs." + type.kernelName() + " succeeded on " + target
-                    + " but the device now " + after.describe());
-        }
+        checkMade(type, target, sizeBytes);
     }
 
     /**
@@ -91,11 +87,7 @@ public final class Formatter {
         List<String> command = new ArrayList<>(mkfsCommand(type, target));
         command.add(1, type == FilesystemType.EXT4 ? "-F" : "-f");
         runner.run(command, MKFS_TIMEOUT);
-        ProbeResult after = probe(SignatureProbe::probe, target, sizeBytes);
-        if (detect(after).orElse(null) != type) {
-            throw new IllegalStateException("mkfs." + type.kernelName() + " succeeded on " + target
-                    + " but the device now " + after.describe());
-        }
+        checkMade(type, target, sizeBytes);
     }
 
     /**
@@ -113,12 +105,16 @@ public final class Formatter {
         if (!onlyFilesystems || types.size() != 1) {
             return Optional.empty();
         }
-        for (FilesystemType type : FilesystemType.values()) {
-            if (type.kernelName().equals(types.getFirst())) {
-                return Optional.of(type);
-            }
+        return FilesystemType.fromKernelName(types.getFirst());
+    }
+
+    /** mkfs exited 0; the device must now show the filesystem asked for, and nothing else. */
+    private static void checkMade(FilesystemType type, Path target, long sizeBytes) {
+        ProbeResult after = probe(SignatureProbe::probe, target, sizeBytes);
+        if (detect(after).orElse(null) != type) {
+            throw new IllegalStateException("mkfs." + type.kernelName() + " succeeded on " + target
+                    + " but the device now " + after.describe());
         }
-        return Optional.empty();
     }
 
     static List<String> mkfsCommand(FilesystemType type, Path device) {

@@ -158,8 +158,7 @@ public final class Mounter {
     public Optional<FilesystemType> filesystemAt(Path device, Path path) {
         return mountAt(path)
                 .filter(m -> device.toString().equals(m.source()))
-                .flatMap(m -> java.util.Arrays.stream(FilesystemType.values())
-                        .filter(t -> t.kernelName().equals(m.fsType())).findFirst());
+                .flatMap(m -> FilesystemType.fromKernelName(m.fsType()));
     }
 
     /**
@@ -204,10 +203,9 @@ public final class Mounter {
      * through a read-only bind of the device node itself.
      */
     public void publishBlock(Path device, Path target, boolean readOnly) {
-        MountEntry devices = containing(device);
         Optional<MountEntry> existing = mountAt(target);
         if (existing.isPresent()) {
-            checkBlockPublished(existing.get(), devices, device, target, readOnly);
+            checkBlockPublished(existing.get(), device, target, readOnly);
             return;
         }
         try {
@@ -232,8 +230,8 @@ public final class Mounter {
         }
     }
 
-    private static void checkBlockPublished(MountEntry entry, MountEntry devices, Path device, Path target,
-            boolean readOnly) {
+    private static void checkBlockPublished(MountEntry entry, Path device, Path target, boolean readOnly) {
+        MountEntry devices = containing(device);
         boolean bindsDevice = binds(entry, devices, device);
         boolean bindsView = ReadOnlyViews.of(device).stream().anyMatch(view -> binds(entry, devices, view));
         if (!bindsDevice && !bindsView) {
