@@ -90,7 +90,7 @@ public final class Driver implements AutoCloseable {
         boolean expansion = pools.allHave(PoolFeature.EXPANSION);
         var services = List.of(
                 new IdentityService(settings.driverName(), version(), () -> problem(pools), expansion).bindService(),
-                new ControllerService(pools, settings.nodeId()).bindService(),
+                new ControllerService(pools, settings.nodeId(), settings.defaultFsType()).bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
                         settings.stateDir().resolve("ephemeral")).bindService());
         Metrics metrics = Metrics.create(pools.all(), p -> p.listSnapshots().size());
