@@ -14,8 +14,9 @@ import dev.hearth.csi.v1.VolumeCapability.AccessMode;
 import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
-import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.Freeze;
 import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
@@ -234,6 +235,11 @@ final class TestDriver implements AutoCloseable {
         Path real = dir.toRealPath();
         List<MountEntry> mounts = new ArrayList<>(mountsUnder(real));
         for (MountEntry mount : mounts.reversed()) {
+            try {
+                Freeze.thaw(mount.mountPoint()); // a test that failed inside a freeze must not leave one
+            } catch (IOException | IllegalArgumentException e) {
+                // not freezable, or gone: nothing to thaw
+            }
             Mounts.unmount(mount.mountPoint());
         }
         // Views first: a view over a device keeps that device from being released.
