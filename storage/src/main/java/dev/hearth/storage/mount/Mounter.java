@@ -119,9 +119,13 @@ public final class Mounter {
 
     /** Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. */
     private static Optional<Path> blockPublication(Path device) {
-        MountEntry devices = containing(device);
-        List<Path> views = ReadOnlyViews.of(device);
         try {
+            Optional<MountEntry> containing = MountInfo.containing(device);
+            if (containing.isEmpty()) {
+                return Optional.empty(); // no mount holds the device node: nothing can bind it either
+            }
+            MountEntry devices = containing.get();
+            List<Path> views = ReadOnlyViews.of(device);
             return MountInfo.read().stream()
                     .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
                     .map(MountEntry::mountPoint)
