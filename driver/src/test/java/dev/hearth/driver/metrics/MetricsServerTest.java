@@ -10,6 +10,9 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Optional;
@@ -51,6 +54,25 @@ class MetricsServerTest {
         assertThat(response.headers().firstValue("Content-Type")).hasValue("text/plain; version=0.0.4; charset=utf-8");
         assertThat(response.body().lines()).contains("# TYPE hearth_test_things_total counter",
                 "hearth_test_things_total 2.0");
+    }
+
+    /** Prometheus keeps its connection; a scrape of a real size must not wait for a delayed ACK each time. */
+    @Test
+    void scrapesOnAKeptConnectionDoNotStallOnDelayedAcks() throws Exception {
+        for (int i = 0; i < 300; i++) {
+            Counter.builder("hearth.test.series").tag("n", Integer.toString(i)).register(registry).increment();
+        }
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build();
+            assertThat(client.send(scrape, HttpResponse.BodyHandlers.ofString()).body()).hasSizeGreaterThan(10_000);
+            long started = System.nanoTime();
+            for (int i = 0; i < 10; i++) {
+                client.send(scrape, HttpResponse.BodyHandlers.ofString());
+            }
+
+            // With Nagle's algorithm on, each takes 40 ms or more: 400 ms for the ten.
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(300));
+        }
     }
 
     @Test
