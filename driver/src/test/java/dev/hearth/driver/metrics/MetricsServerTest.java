@@ -56,25 +56,6 @@ class MetricsServerTest {
                 "hearth_test_things_total 2.0");
     }
 
-    /** Prometheus keeps its connection; a scrape of a real size must not wait for a delayed ACK each time. */
-    @Test
-    void scrapesOnAKeptConnectionDoNotStallOnDelayedAcks() throws Exception {
-        for (int i = 0; i < 300; i++) {
-            Counter.builder("hearth.test.series").tag("n", Integer.toString(i)).register(registry).increment();
-        }
-        try (HttpClient client = HttpClient.newHttpClient()) {
-            HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build();
-            assertThat(client.send(scrape, HttpResponse.BodyHandlers.ofString()).body()).hasSizeGreaterThan(10_000);
-            long started = System.nanoTime();
-            for (int i = 0; i < 10; i++) {
-                client.send(scrape, HttpResponse.BodyHandlers.ofString());
-            }
-
-            // With Nagle's algorithm on, each takes 40 ms or more: 400 ms for the ten.
-            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(300));
-        }
-    }
-
     @Test
     void contentTypeIsTheOneTheRegistryWrites() {
         assertThat(MetricsServer.METRICS_CONTENT_TYPE)
