@@ -1,0 +1,107 @@
+package dev.hearth.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/**
+ * The command line as {@code Main} runs it, in-process, with what it prints captured: a user's
+ * mistakes are answered with one message that names the mistake, and exit code 2. Every case here
+ * stops before anything is made on the host.
+ */
+class CommandLineTest {
+
+    @TempDir
+    Path dir;
+
+    private record Run(int exit, String out, String err) {}
+
+    private static Run run(int width, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine commandLine = new CommandLine(new Main()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        if (width > 0) {
+            commandLine.setUsageHelpWidth(width);
+        }
+        int exit = commandLine.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    private static Run run(String... args) {
+        return run(0, args);
+    }
+
+    private Run serve(String... poolFlags) {
+        List<String> args = new ArrayList<>(List.of("serve", "--node-id", "n", "--endpoint",
+                "unix://" + dir.resolve("csi.sock"), "--state-dir", dir.resolve("state").toString()));
+        for (String pool : poolFlags) {
+            args.add("--pool");
+            args.add(pool);
+        }
+        return run(args.toArray(String[]::new));
+    }
+
+    private void assertUsageError(Run run, String... said) {
+        assertThat(run.exit()).as("exit code; stderr:%n%s", run.err()).isEqualTo(2);
+        assertThat(run.err()).contains(said).contains("Usage: hearth serve")
+                .doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(dir.resolve("state")).as("nothing is made for a usage error").doesNotExist();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "name=x,provisioning=thn|provisioning=thn: provisioning must be 'thick' or 'thin', not 'thn'",
+            "name=x,direct-io=yes|direct-io=yes: must be true or false",
+            "name=x,direct-io=1|direct-io=1: must be true or false",
+            "name=x,create=yes|create=yes: must be true or false",
+            "name=x,capacity=lots|capacity=lots: 'lots' is not a size",
+            "name=x,capacity=99999999999Pi|capacity=99999999999Pi: too large",
+            "name=x,reserve=lots|reserve=lots: 'lots' is neither a size nor a percentage",
+            "name=x,reserve=100%|reserve=100%: a reserve of '100%' is not from 0% to below 100%",
+            "name=x,default-size=0|sizes must be positive",
+            "name=X|pool name 'X' must be 1-32 characters",
+            "name=x,dir=relative/dir|directory must be absolute: relative/dir",
+            "name=x,kind=lvm|kind 'lvm' is not available yet; kinds: file",
+            "name=x,capacity|'capacity' is not key=value",
+            "name=x,name=y|'name' is given twice"})
+    void aBadPoolSpecIsAUsageErrorNamingTheSpecAndWhatIsWrong(String pool, String said) {
+        assertUsageError(serve(pool), "pool spec '" + pool + "': ", said);
+    }
+
+    @Test
+    void anUnknownPoolKeyListsTheKeysInOrder() {
+        assertUsageError(serve("name=x,sise=1Gi"), "unknown key 'sise'; keys: capacity, create, default-size, dir, "
+                + "direct-io, kind, name, provisioning, reserve\n");
+    }
+
+    @Test
+    void aPoolNameGivenTwiceIsSaidSo() {
+        Run run = serve("name=x,dir=/a", "name=x,dir=/b");
+
+        assertUsageError(run, "pool name 'x' is given twice (--pool)");
+        assertThat(run.err()).doesNotContain("in use");
+    }
+
+    @Test
+    void twoPoolsInOneDirectoryAreSaidSo() {
+        assertUsageError(serve("name=a,dir=/srv/pool", "name=b,dir=/srv/pool/"),
+                "pools 'a' and 'b' have the same directory /srv/pool");
+    }
+
+    @Test
+    void aDefaultPoolThatNamesNoPoolListsThePools() {
+        List<String> args = List.of("serve", "--node-id", "n", "--state-dir", dir.resolve("state").toString(),
+                "--pool", "name=a", "--pool", "name=b", "--default-pool", "c");
+
+        assertUsageError(run(args.toArray(String[]::new)), "--default-pool 'c' names no pool; pools: a, b");
+    }
+}
