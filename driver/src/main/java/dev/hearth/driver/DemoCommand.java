@@ -35,7 +35,7 @@ import picocli.CommandLine.Option;
  * Starts a driver on a temporary socket with a small file pool and walks volumes through their
  * life against it; then proves that nothing (loop device, mount, file) is left behind.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Start hearth on a temporary socket with a file pool in a temporary directory, walk a "
                 + "filesystem volume and a raw block volume through their whole life, and clean up. Needs root.")
 final class DemoCommand implements Callable<Integer> {

@@ -30,15 +30,12 @@ import dev.hearth.storage.mount.FormatJournal;
 import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
@@ -159,13 +156,7 @@ public final class Driver implements AutoCloseable {
 
     /** The build's version, from the resource Maven filters at build time. */
     public static String version() {
-        try (InputStream in = Driver.class.getResourceAsStream("/hearth-version.properties")) {
-            Properties props = new Properties();
-            props.load(Objects.requireNonNull(in, "hearth-version.properties is missing from the jar"));
-            return props.getProperty("version");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return BuildInfo.read().version();
     }
 
     /** Everything that keeps the driver from serving: the node's lacks, then each pool's. */

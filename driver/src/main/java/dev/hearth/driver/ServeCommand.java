@@ -22,7 +22,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** The daemon: serves CSI Identity, Controller and Node for this node's pools until SIGTERM. */
-@Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        sortOptions = false,
         description = "Serve the CSI Identity, Controller and Node services for this node's pools.")
 final class ServeCommand implements Callable<Integer> {
 

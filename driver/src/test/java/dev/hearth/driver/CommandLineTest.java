@@ -2,21 +2,25 @@ package dev.hearth.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 /**
  * The command line as {@code Main} runs it, in-process, with what it prints captured: a user's
- * mistakes are answered with one message that names the mistake, and exit code 2. Every case here
- * stops before anything is made on the host.
+ * mistakes are answered with one message that names the mistake, and exit code 2; the help and
+ * the version say what they should. Every case here stops before anything is made on the host.
  */
 class CommandLineTest {
 
@@ -28,7 +32,7 @@ class CommandLineTest {
     private static Run run(int width, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine commandLine = new CommandLine(new Main()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        CommandLine commandLine = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
         if (width > 0) {
             commandLine.setUsageHelpWidth(width);
         }
@@ -103,5 +107,59 @@ class CommandLineTest {
                 "--pool", "name=a", "--pool", "name=b", "--default-pool", "c");
 
         assertUsageError(run(args.toArray(String[]::new)), "--default-pool 'c' names no pool; pools: a, b");
+    }
+
+    // version
+
+    @ParameterizedTest
+    @ValueSource(strings = {"version", "--version", "serve --version", "demo --version", "version --version"})
+    void everyWayToAskForTheVersionPrintsVersionCommitAndJava(String args) throws Exception {
+        Run run = run(args.split(" "));
+
+        assertThat(run.exit()).isZero();
+        List<String> lines = run.out().lines().toList();
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).isEqualTo("hearth " + Driver.version()).doesNotContain("${");
+        assertThat(lines.get(1)).isEqualTo("commit " + expectedCommit());
+        assertThat(lines.get(2)).startsWith("java " + Runtime.version() + " (").contains(System.getProperty("os.arch"));
+    }
+
+    /** What the build saw: the checkout's commit, when this test runs in one. */
+    private static String expectedCommit() throws IOException, InterruptedException {
+        Process git = new ProcessBuilder("git", "rev-parse", "--short=7", "HEAD").redirectErrorStream(true).start();
+        String head = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (!git.waitFor(30, TimeUnit.SECONDS) || git.exitValue() != 0) {
+            return "unknown (built without a git repository)";
+        }
+        return BuildInfo.read().commit().filter(c -> c.startsWith(head)).orElse("built from " + head);
+    }
+
+    // help
+
+    /** Names an operator copies from the help; picocli's own wrapping split them at dots, slashes, dashes. */
+    private static final List<String> NAMES = List.of("topology.hearth.dev/node", "csi.storage.k8s.io/fstype",
+            "csi.hearth.dev", "hearth.dev/pool", "unix:///path/to/csi.sock", "tcp://host:port", "DIR/pools/NAME",
+            "create=true", "direct-io", "default-size", "[IPv6]:PORT", "(thick|thin,", "(true|false,");
+
+    @ParameterizedTest
+    @ValueSource(ints = {60, 80, 100, 132})
+    void helpWrapsOnlyBetweenWordsAtAnyWidth(int width) {
+        Run run = run(width, "serve", "--help");
+
+        assertThat(run.exit()).isZero();
+        String joined = run.out().replaceAll("\\s*\\n\\s*", " ");
+        for (String name : NAMES) {
+            assertThat(joined).as("'%s' whole in the help at width %d:%n%s", name, width, run.out()).contains(name);
+        }
+        assertThat(run.out().lines()).allMatch(line -> line.length() <= width);
+        assertThat(run.out()).doesNotContain("\uE000").contains("15%").doesNotContain("picocli WARN");
+    }
+
+    @Test
+    void topLevelHelpListsTheVersionCommand() {
+        Run run = run("--help");
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out()).containsPattern("(?m)^\\s+version\\s+Print hearth's version");
     }
 }
