@@ -21,9 +21,8 @@ import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.storage.Quantity;
 import io.grpc.ManagedChannel;
-import java.io.IOException;
+import io.grpc.StatusRuntimeException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -48,15 +47,32 @@ final class Demo {
     private final ControllerGrpc.ControllerBlockingStub controller;
     private final NodeGrpc.NodeBlockingStub node;
     private final Path workDir;
+    private final long neededBytes;
     private final PrintStream out;
     private int step;
 
-    Demo(ManagedChannel channel, Path workDir, PrintStream out) {
+    /** {@code neededBytes}: what the volumes below take at once, which the pool must have room for. */
+    Demo(ManagedChannel channel, Path workDir, long neededBytes, PrintStream out) {
         this.identity = IdentityGrpc.newBlockingStub(channel);
         this.controller = ControllerGrpc.newBlockingStub(channel);
         this.node = NodeGrpc.newBlockingStub(channel);
         this.workDir = workDir;
+        this.neededBytes = neededBytes;
         this.out = out;
+    }
+
+    /** A step that failed, by number and title, with why: what the demo tells its user in one line. */
+    static final class StepFailure extends Exception {
+        StepFailure(int step, String title, Throwable cause) {
+            super("step " + step + ", " + title + ": " + reason(cause), cause);
+        }
+
+        private static String reason(Throwable cause) {
+            if (cause instanceof StatusRuntimeException status) {
+                return status.getStatus().getCode() + ": " + status.getStatus().getDescription();
+            }
+            return cause.getMessage() == null ? cause.toString() : cause.getMessage();
+        }
     }
 
     void run() throws Exception {
@@ -66,6 +82,11 @@ final class Demo {
         long available = step("GetCapacity", () -> controller.getCapacity(GetCapacityRequest.getDefaultInstance())
                 .getAvailableCapacity());
         out.printf("      %s available in the pool%n", Quantity.format(available));
+        if (available < neededBytes) {
+            throw new StepFailure(step, "GetCapacity", new IllegalStateException("the pool has only "
+                    + Quantity.format(available) + " available (its capacity, or the free space of the filesystem of "
+                    + workDir + " less the pool's reserve); the demo's volumes need " + Quantity.format(neededBytes)));
+        }
         filesystemVolume();
         blockVolume();
         dataServicesVolume();
@@ -249,13 +270,13 @@ final class Demo {
         step("DeleteVolume", () -> controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
     }
 
-    private <T> T step(String title, Callable<T> action) throws Exception {
+    private <T> T step(String title, Callable<T> action) throws StepFailure {
         long start = System.nanoTime();
         T result;
         try {
             result = action.call();
-        } catch (IOException e) {
-            throw new UncheckedIOException(title + " failed: " + e.getMessage(), e);
+        } catch (Exception e) {
+            throw new StepFailure(step + 1, title, e);
         }
         double millis = (System.nanoTime() - start) / 1e6;
         out.printf(Locale.ROOT, "  %2d. %-78s %8.1f ms%n", ++step, title, millis);

@@ -15,6 +15,7 @@ import dev.hearth.driver.server.RequestLogging;
 import dev.hearth.driver.server.VolumeLockInterceptor;
 import dev.hearth.driver.server.VolumeLocks;
 import dev.hearth.identity.IdentityService;
+import dev.hearth.linux.Host;
 import dev.hearth.node.NodeService;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
@@ -29,28 +30,38 @@ import dev.hearth.storage.mount.FormatJournal;
 import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 
 /** The one place where hearth is wired together: pools, services, interceptors and the server. */
 public final class Driver implements AutoCloseable {
 
-    /** Everything a running driver is made from. */
+    /**
+     * Everything a running driver is made from.
+     *
+     * @param host the machine whose prerequisites Probe, /healthz and {@link HostGate} check
+     */
     public record Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir,
             List<FilePoolConfig> pools, String defaultPool, long maxVolumes, Optional<MetricsAddress> metricsAddress,
-            FilesystemType defaultFsType) {
+            FilesystemType defaultFsType, Host host) {
 
         public Settings {
             pools = List.copyOf(pools);
+        }
+
+        /** On this machine. */
+        public Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir, List<FilePoolConfig> pools,
+                String defaultPool, long maxVolumes, Optional<MetricsAddress> metricsAddress,
+                FilesystemType defaultFsType) {
+            this(endpoint, nodeId, driverName, stateDir, pools, defaultPool, maxVolumes, metricsAddress, defaultFsType,
+                    HostCheck.localHost());
         }
     }
 
@@ -88,14 +99,16 @@ public final class Driver implements AutoCloseable {
         Mounter mounter = new Mounter(new Formatter(tools), new FormatJournal(settings.stateDir().resolve("formatting")),
                 grower, settings.defaultFsType());
         boolean expansion = pools.allHave(PoolFeature.EXPANSION);
+        HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());
+        Supplier<Optional<String>> problem = () -> problem(host, pools);
         var services = List.of(
-                new IdentityService(settings.driverName(), version(), () -> problem(pools), expansion).bindService(),
+                new IdentityService(settings.driverName(), version(), problem, expansion).bindService(),
                 new ControllerService(pools, settings.nodeId(), settings.defaultFsType()).bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
                         settings.stateDir().resolve("ephemeral")).bindService());
         Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.listSnapshots().size(),
-                () -> problem(pools));
-        var interceptors = List.of(new RequestLogging(), metrics.interceptor(),
+                problem);
+        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new HostGate(host),
                 new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
@@ -144,17 +157,14 @@ public final class Driver implements AutoCloseable {
 
     /** The build's version, from the resource Maven filters at build time. */
     public static String version() {
-        try (InputStream in = Driver.class.getResourceAsStream("/hearth-version.properties")) {
-            Properties props = new Properties();
-            props.load(Objects.requireNonNull(in, "hearth-version.properties is missing from the jar"));
-            return props.getProperty("version");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return BuildInfo.read().version();
     }
 
-    private static Optional<String> problem(Pools pools) {
-        return pools.all().stream().map(Pool::problem).filter(Objects::nonNull).findFirst();
+    /** Everything that keeps the driver from serving: the node's lacks, then each pool's. */
+    private static Optional<String> problem(HostCheck host, Pools pools) {
+        List<String> problems = new ArrayList<>(host.problems());
+        pools.all().stream().map(Pool::problem).filter(Objects::nonNull).forEach(problems::add);
+        return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", problems));
     }
 
     /**

@@ -6,17 +6,23 @@ import picocli.CommandLine.Command;
 /** {@code hearth serve} runs the CSI driver; {@code hearth demo} shows it working. */
 @Command(name = "hearth", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "A Kubernetes CSI driver that turns a node's local disks into persistent volumes.",
-        subcommands = {ServeCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, DemoCommand.class, VersionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Main()).execute(args));
+        System.exit(commandLine().execute(args));
     }
 
+    /** The whole command line, as {@link #main} runs it; tests run it in-process. */
+    static CommandLine commandLine() {
+        return new CommandLine(new Main()).setHelpFactory(WholeWordHelp.FACTORY);
+    }
+
+    /** {@code --version} of every command: the same lines as {@code hearth version}. */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"hearth " + Driver.version()};
+            return BuildInfo.read().lines().toArray(String[]::new);
         }
     }
 }

@@ -22,7 +22,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** The daemon: serves CSI Identity, Controller and Node for this node's pools until SIGTERM. */
-@Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        sortOptions = false,
         description = "Serve the CSI Identity, Controller and Node services for this node's pools.")
 final class ServeCommand implements Callable<Integer> {
 
@@ -51,10 +52,12 @@ final class ServeCommand implements Callable<Integer> {
     Path stateDir;
 
     @Option(names = "--pool", paramLabel = "SPEC",
-            description = "A pool, as comma-separated key=value: name (default 'default'), kind (file), dir, "
-                    + "capacity (e.g. 100Gi; default: the filesystem's size), provisioning (thick|thin, default "
-                    + "thick), direct-io (true|false, default true), default-size (default 1Gi). Repeat for "
-                    + "several pools. Default: one file pool named 'default' under the state dir.")
+            description = "A pool, as comma-separated key=value: name (default 'default'), kind (file), dir "
+                    + "(default DIR/pools/NAME of the state dir; any other dir must exist, unless create=true), "
+                    + "capacity (e.g. 100Gi; default: the filesystem's size less the reserve), reserve (what is "
+                    + "kept free on the filesystem, e.g. 10Gi or 5%%; default 15%%), provisioning (thick|thin, "
+                    + "default thick), direct-io (true|false, default true), default-size (default 1Gi). Repeat "
+                    + "for several pools. Default: one file pool named 'default' under the state dir.")
     List<String> pools = new ArrayList<>();
 
     @Option(names = "--default-pool", paramLabel = "NAME",
@@ -94,29 +97,33 @@ final class ServeCommand implements Callable<Integer> {
         if (maxVolumes < 0) {
             throw new ParameterException(spec.commandLine(), "--max-volumes must not be negative, got " + maxVolumes);
         }
-        LogFormat.install(level);
-        List<FilePoolConfig> configs = new ArrayList<>();
-        for (String pool : pools.isEmpty() ? List.of("name=default") : pools) {
-            configs.add(parse(() -> PoolSpec.parse(pool, stateDir)));
-        }
-        Endpoint where = parse(() -> Endpoint.parse(endpoint));
+        Path state = stateDir.toAbsolutePath().normalize();
+        List<PoolSpec> specs = poolSpecs(state);
+        List<FilePoolConfig> configs = specs.stream().map(PoolSpec::config).toList();
         Optional<MetricsAddress> metrics = metricsAddress.isBlank() ? Optional.empty()
                 : Optional.of(parse(() -> MetricsAddress.parse(metricsAddress)));
+        FilesystemType fsType = parse(() -> FilesystemType.parse(defaultFsType));
+        Driver.Settings settings = new Driver.Settings(parse(() -> Endpoint.parse(endpoint)), nodeId, driverName,
+                state, configs, defaultPool, maxVolumes, metrics, fsType);
+        LogFormat.install(level);
+        reportHost(new HostCheck(settings.host(), fsType));
         Driver driver;
         try {
-            driver = Driver.start(new Driver.Settings(where, nodeId, driverName, stateDir, configs, defaultPool,
-                    maxVolumes, metrics, parse(() -> FilesystemType.parse(defaultFsType))));
-        } catch (IllegalArgumentException e) {
-            // The set of pools is wrong (a name given twice, an unknown --default-pool): the flags' fault.
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+            Directories.prepareState(state);
+            for (PoolSpec pool : specs) {
+                Directories.checkPool(pool, state);
+            }
+            driver = Driver.start(settings);
         } catch (IOException e) {
-            // The node's state is in the way (a pool or socket in use, a file where the socket goes).
-            LOG.severe("cannot start: " + e.getMessage());
+            // The node's state is in the way (a pool or socket in use, a file where a directory goes).
+            LOG.severe("cannot start: " + Directories.describe(e));
             return 1;
         }
+        configs.forEach(c -> PoolReport.capacityWarning(c).ifPresent(LOG::warning));
         LOG.info(() -> "hearth " + Driver.version() + " serving " + driver.endpoint() + " for node " + nodeId
-                + " with pools " + configs.stream().map(c -> c.name() + "=" + c.directory()).toList()
-                + driver.metricsAddress().map(a -> ", metrics on " + a).orElse(""));
+                + "; pools: " + String.join("; ", configs.stream().map(PoolReport::describe).toList())
+                + "; default filesystem " + fsType.kernelName()
+                + driver.metricsAddress().map(a -> "; metrics on " + a).orElse(""));
         try (ShutdownSignal signal = ShutdownSignal.install(() -> {
             LOG.info("stopping: letting running calls finish for up to " + shutdownGrace.toSeconds() + "s");
             driver.shutdown(shutdownGrace);
@@ -127,13 +134,56 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The --pool flags (or the one default pool), each with a name and a directory of its own. */
+    private List<PoolSpec> poolSpecs(Path state) {
+        List<PoolSpec> specs = new ArrayList<>();
+        for (String pool : pools.isEmpty() ? List.of("name=default") : pools) {
+            specs.add(parse(() -> PoolSpec.parse(pool, state)));
+        }
+        checkDistinct(specs);
+        List<String> names = specs.stream().map(s -> s.config().name()).toList();
+        if (defaultPool != null && !names.contains(defaultPool)) {
+            throw new ParameterException(spec.commandLine(), "--default-pool '" + defaultPool + "' names no pool; "
+                    + "pools: " + String.join(", ", names));
+        }
+        return specs;
+    }
+
+    /** Two pools cannot share a name, nor a directory (the second would find it locked by the first). */
+    private void checkDistinct(List<PoolSpec> specs) {
+        for (int i = 0; i < specs.size(); i++) {
+            for (int j = 0; j < i; j++) {
+                FilePoolConfig a = specs.get(j).config();
+                FilePoolConfig b = specs.get(i).config();
+                if (a.name().equals(b.name())) {
+                    throw new ParameterException(spec.commandLine(), "pool name '" + a.name()
+                            + "' is given twice (--pool); each pool needs a name of its own");
+                }
+                if (a.directory().equals(b.directory())) {
+                    throw new ParameterException(spec.commandLine(), "pools '" + a.name() + "' and '" + b.name()
+                            + "' have the same directory " + a.directory() + "; each pool needs one of its own");
+                }
+            }
+        }
+    }
+
+    /** The node's lacks, logged at start with their remedies; the driver serves on and Probe reports them. */
+    private static void reportHost(HostCheck host) {
+        List<String> problems = host.problems();
+        for (String problem : problems) {
+            LOG.severe("this node cannot serve volumes until this is fixed: " + problem);
+        }
+        for (String unavailable : host.unavailableOtherTypes()) {
+            LOG.warning(unavailable);
+        }
+    }
+
+    /** Runs a flag's parser; whatever it refuses (any runtime exception) becomes a usage error with its message. */
     private <T> T parse(java.util.function.Supplier<T> parser) {
         try {
             return parser.get();
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
         } catch (RuntimeException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+            throw new ParameterException(spec.commandLine(), e.getMessage() == null ? e.toString() : e.getMessage());
         }
     }
 

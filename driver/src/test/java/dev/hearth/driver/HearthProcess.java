@@ -39,7 +39,16 @@ final class HearthProcess implements AutoCloseable {
      * {@code -jar}. NODE_ID is removed from the environment so only flags decide.
      */
     static HearthProcess start(Path logDir, List<String> jvmOptions, String... args) throws IOException {
-        List<String> command = new ArrayList<>();
+        return start(List.of(), logDir, jvmOptions, args);
+    }
+
+    /**
+     * As {@link #start(Path, List, String...)}, with {@code prefix} in front of java: a wrapper
+     * such as {@code setpriv --reuid=65534 ...} that changes how it runs.
+     */
+    static HearthProcess start(List<String> prefix, Path logDir, List<String> jvmOptions, String... args)
+            throws IOException {
+        List<String> command = new ArrayList<>(prefix);
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("--enable-native-access=ALL-UNNAMED");
         command.addAll(jvmOptions);
@@ -62,6 +71,12 @@ final class HearthProcess implements AutoCloseable {
 
     Process process() {
         return process;
+    }
+
+    /** Sends SIGINT, as Ctrl-C in a terminal would (Process.destroy sends SIGTERM). */
+    void interrupt() throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-INT", Long.toString(process.pid())).inheritIO().start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -INT").isTrue();
     }
 
     /** Waits for the exit and returns the exit code; fails the test if it takes longer than {@code timeout}. */

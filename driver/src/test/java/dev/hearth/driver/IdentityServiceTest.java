@@ -1,6 +1,7 @@
 package dev.hearth.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.hearth.csi.v1.GetPluginCapabilitiesRequest;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
@@ -11,6 +12,8 @@ import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.ProbeResponse;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import org.junit.jupiter.api.Test;
@@ -50,20 +53,19 @@ class IdentityServiceTest extends DriverFixture {
         assertThat(probe.getReady().getValue()).isTrue();
     }
 
+    /** The CSI spec's answer for an unhealthy plugin: FAILED_PRECONDITION, not ready=false ("initializing"). */
     @Test
-    void probeIsNotReadyOnceThePoolDirectoryIsGone() throws IOException {
+    void probeFailsWithFailedPreconditionNamingThePoolOnceItsDirectoryIsGone() throws IOException {
         deletePoolDirectory();
 
-        ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
-
-        assertThat(probe.hasReady()).isTrue();
-        assertThat(probe.getReady().getValue()).isFalse();
+        assertThat(probeFailure()).hasMessageContaining("pool 'default'").hasMessageContaining(
+                driver.poolDir().toString());
     }
 
     @Test
     void probeIsReadyAgainWhenThePoolDirectoryComesBack() throws IOException {
         deletePoolDirectory();
-        assertThat(driver.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()).isFalse();
+        probeFailure();
 
         Files.createDirectory(driver.poolDir());
 
@@ -73,13 +75,18 @@ class IdentityServiceTest extends DriverFixture {
     /** Root may write anywhere a mode forbids; a read-only mount (say, after disk errors) stops even root. */
     @Test
     @RequiresRoot
-    void probeIsNotReadyWhileThePoolDirectoryIsReadOnly() throws IOException {
+    void probeFailsWhileThePoolDirectoryIsReadOnly() throws IOException {
         Mounts.bind(driver.poolDir(), driver.poolDir(), true);
         driver.cleanup().add(() -> Mounts.unmount(driver.poolDir()));
 
-        ProbeResponse probe = driver.identity().probe(ProbeRequest.getDefaultInstance());
+        assertThat(probeFailure()).hasMessageContaining("not writable");
+    }
 
-        assertThat(probe.getReady().getValue()).isFalse();
+    private StatusRuntimeException probeFailure() {
+        Throwable failure = catchThrowable(() -> driver.identity().probe(ProbeRequest.getDefaultInstance()));
+        assertThat(failure).isInstanceOf(StatusRuntimeException.class);
+        assertThat(Status.fromThrowable(failure).getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        return (StatusRuntimeException) failure;
     }
 
     private void deletePoolDirectory() throws IOException {

@@ -79,7 +79,7 @@ class ServeIT {
     private List<String> serveArgs(String... more) {
         List<String> args = new ArrayList<>(List.of("serve", "--endpoint", "unix://" + socket(),
                 "--node-id", "node-it", "--state-dir", dir.resolve("state").toString(),
-                "--pool", "name=default,dir=" + dir.resolve("pool") + ",capacity=1Gi",
+                "--pool", "name=default,dir=" + dir.resolve("pool") + ",create=true,capacity=1Gi",
                 "--metrics-address", "127.0.0.1:0"));
         args.addAll(List.of(more));
         return args;

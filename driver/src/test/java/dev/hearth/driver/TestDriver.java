@@ -16,6 +16,7 @@ import dev.hearth.driver.metrics.MetricsAddress;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.linux.Freeze;
+import dev.hearth.linux.Host;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
@@ -84,6 +85,18 @@ final class TestDriver implements AutoCloseable {
                 MAX_VOLUMES, Optional.of(MetricsAddress.parse("127.0.0.1:0")), FilesystemType.EXT4));
     }
 
+    /**
+     * A driver with the default pool that judges its prerequisites on {@code host} (a faked machine)
+     * and serves /healthz on a free port of 127.0.0.1.
+     */
+    static TestDriver start(Path dir, FilesystemType defaultFsType, Host host) throws IOException {
+        Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
+        return new TestDriver(dir, dir.resolve("pool"), new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
+                dir.resolve("state"), List.of(new FilePoolConfig(POOL, dir.resolve("pool"), POOL_CAPACITY)), null,
+                MAX_VOLUMES, Optional.of(new MetricsAddress("127.0.0.1", 0)), defaultFsType, host));
+    }
+
+    /** The port /healthz and /metrics are served on. */
     int metricsPort() {
         return driver.metricsAddress().orElseThrow().port();
     }

@@ -9,6 +9,7 @@ import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.PluginCapability;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.ProbeResponse;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -23,7 +24,8 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     private final Supplier<Optional<String>> problem;
 
     /**
-     * @param problem what keeps the driver from serving (e.g. a pool directory gone), empty when ready
+     * @param problem what keeps the driver from serving (e.g. a pool directory gone, no loop driver),
+     *     empty when ready
      * @param onlineExpansion whether volumes can grow while in use (advertised as VolumeExpansion
      *     ONLINE; the node does the growing, so the controller advertises no EXPAND_VOLUME)
      */
@@ -55,11 +57,20 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
         response.onCompleted();
     }
 
+    /**
+     * Ready, or FAILED_PRECONDITION with what is wrong: the CSI spec's answer for a plugin that is
+     * unhealthy or lacks a dependency. ({@code ready=false} would mean "still initializing", which
+     * hearth never is once it answers.)
+     */
     @Override
     public void probe(ProbeRequest request, StreamObserver<ProbeResponse> response) {
         Optional<String> trouble = problem.get();
-        trouble.ifPresent(p -> LOG.log(System.Logger.Level.WARNING, "probe: not ready: " + p));
-        response.onNext(ProbeResponse.newBuilder().setReady(BoolValue.of(trouble.isEmpty())).build());
+        if (trouble.isPresent()) {
+            LOG.log(System.Logger.Level.WARNING, "probe: not healthy: " + trouble.get());
+            response.onError(Status.FAILED_PRECONDITION.withDescription(trouble.get()).asRuntimeException());
+            return;
+        }
+        response.onNext(ProbeResponse.newBuilder().setReady(BoolValue.of(true)).build());
         response.onCompleted();
     }
 

@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import sun.misc.Signal;
@@ -22,9 +23,9 @@ public final class ShutdownSignal implements AutoCloseable {
 
     private final Map<Signal, SignalHandler> previous = new LinkedHashMap<>();
     private final AtomicBoolean fired = new AtomicBoolean();
-    private final Runnable action;
+    private final Consumer<String> action;
 
-    private ShutdownSignal(Runnable action) {
+    private ShutdownSignal(Consumer<String> action) {
         this.action = action;
     }
 
@@ -33,6 +34,11 @@ public final class ShutdownSignal implements AutoCloseable {
      * only log, so a second Ctrl-C cannot start a second shutdown.
      */
     public static ShutdownSignal install(Runnable action) {
+        return install(signal -> action.run());
+    }
+
+    /** As {@link #install(Runnable)}, telling {@code action} which signal came ("TERM" or "INT"). */
+    public static ShutdownSignal install(Consumer<String> action) {
         ShutdownSignal installed = new ShutdownSignal(action);
         for (String name : SIGNALS) {
             Signal signal = new Signal(name);
@@ -58,7 +64,7 @@ public final class ShutdownSignal implements AutoCloseable {
         }
         LOG.info(() -> "received SIG" + signal.getName() + ", shutting down");
         try {
-            action.run();
+            action.accept(signal.getName());
         } catch (RuntimeException | Error e) {
             LOG.log(Level.SEVERE, "shutdown failed", e);
             throw e;

@@ -21,6 +21,11 @@ import java.util.stream.Stream;
  * the space left and recorded in one step, so two creates can never both take the last GiB.
  * Claims live in memory only for as long as their operation runs; what a crash leaves on disk is
  * counted from the files themselves.
+ *
+ * <p>Two limits apply: the pool's capacity (or, without one, its filesystem's size less the
+ * reserve), and the filesystem's free space less the reserve, so that the pool never takes the
+ * last of a disk that the node needs for itself. A claim's growth counts against that free space
+ * from the moment it is made, before its blocks are written.
  */
 final class Allocation {
 
@@ -28,7 +33,10 @@ final class Allocation {
 
     private final FilePoolConfig config;
     private final List<Path> directories;
-    private final Map<Path, Long> claims = new ConcurrentHashMap<>();
+    private final Map<Path, Claim> claims = new ConcurrentHashMap<>();
+
+    /** A file that is to be {@code size} bytes long, {@code growth} more than it was when claimed. */
+    private record Claim(long size, long growth) {}
 
     Allocation(FilePoolConfig config, List<Path> directories) {
         this.config = config;
@@ -37,9 +45,12 @@ final class Allocation {
 
     synchronized Capacity capacity() {
         FsStats fs = statvfs();
-        long total = config.capacityBytes() > 0 ? config.capacityBytes() : fs.totalBytes();
+        long reserve = config.reserve().bytesOf(fs.totalBytes());
+        long total = config.capacityBytes() > 0 ? config.capacityBytes() : Math.max(0, fs.totalBytes() - reserve);
         long allocated = allocatedBytes();
-        long available = Math.max(0, Math.min(total - allocated, fs.availableBytes()));
+        long pending = claims.values().stream().mapToLong(Claim::growth).sum();
+        long free = fs.availableBytes() - reserve - pending;
+        long available = Math.max(0, Math.min(total - allocated, free));
         available = available / GRANULARITY * GRANULARITY;
         return new Capacity(total, allocated, available, available, GRANULARITY);
     }
@@ -56,7 +67,7 @@ final class Allocation {
             throw new StorageException.Exhausted("pool '" + config.name() + "' has " + available
                     + " bytes available; " + purpose + " needs " + needed + " more");
         }
-        claims.put(file, size);
+        claims.put(file, new Claim(size, Math.max(0, needed)));
     }
 
     /**
@@ -85,7 +96,7 @@ final class Allocation {
             }
         }
         for (var claim : claims.entrySet()) {
-            total += Math.max(claim.getValue(), lengthOf(claim.getKey()));
+            total += Math.max(claim.getValue().size(), lengthOf(claim.getKey()));
         }
         return total;
     }

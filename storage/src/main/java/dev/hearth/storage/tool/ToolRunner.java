@@ -22,7 +22,8 @@ public final class ToolRunner {
 
     public static final int DEFAULT_OUTPUT_LIMIT = 64 * 1024;
 
-    static final List<String> SEARCH_PATH = List.of("/usr/sbin", "/usr/bin", "/sbin", "/bin");
+    /** Where tools are looked for, whatever the daemon's own PATH says. */
+    public static final List<String> SEARCH_PATH = List.of("/usr/sbin", "/usr/bin", "/sbin", "/bin");
 
     // How long to wait for a killed process to be reaped before giving up on it.
     private static final Duration REAP_GRACE = Duration.ofSeconds(5);

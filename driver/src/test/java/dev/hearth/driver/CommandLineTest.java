@@ -1,0 +1,165 @@
+package dev.hearth.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+/**
+ * The command line as {@code Main} runs it, in-process, with what it prints captured: a user's
+ * mistakes are answered with one message that names the mistake, and exit code 2; the help and
+ * the version say what they should. Every case here stops before anything is made on the host.
+ */
+class CommandLineTest {
+
+    @TempDir
+    Path dir;
+
+    private record Run(int exit, String out, String err) {}
+
+    private static Run run(int width, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine commandLine = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        if (width > 0) {
+            commandLine.setUsageHelpWidth(width);
+        }
+        int exit = commandLine.execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    private static Run run(String... args) {
+        return run(0, args);
+    }
+
+    private Run serve(String... poolFlags) {
+        List<String> args = new ArrayList<>(List.of("serve", "--node-id", "n", "--endpoint",
+                "unix://" + dir.resolve("csi.sock"), "--state-dir", dir.resolve("state").toString()));
+        for (String pool : poolFlags) {
+            args.add("--pool");
+            args.add(pool);
+        }
+        return run(args.toArray(String[]::new));
+    }
+
+    private void assertUsageError(Run run, String... said) {
+        assertThat(run.exit()).as("exit code; stderr:%n%s", run.err()).isEqualTo(2);
+        assertThat(run.err()).contains(said).contains("Usage: hearth serve")
+                .doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(dir.resolve("state")).as("nothing is made for a usage error").doesNotExist();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "name=x,provisioning=thn|provisioning=thn: provisioning must be 'thick' or 'thin', not 'thn'",
+            "name=x,direct-io=yes|direct-io=yes: must be true or false",
+            "name=x,direct-io=1|direct-io=1: must be true or false",
+            "name=x,create=yes|create=yes: must be true or false",
+            "name=x,capacity=lots|capacity=lots: 'lots' is not a size",
+            "name=x,capacity=99999999999Pi|capacity=99999999999Pi: too large",
+            "name=x,reserve=lots|reserve=lots: 'lots' is neither a size nor a percentage",
+            "name=x,reserve=100%|reserve=100%: a reserve of '100%' is not from 0% to below 100%",
+            "name=x,default-size=0|sizes must be positive",
+            "name=X|pool name 'X' must be 1-32 characters",
+            "name=x,dir=relative/dir|directory must be absolute: relative/dir",
+            "name=x,kind=lvm|kind 'lvm' is not available yet; kinds: file",
+            "name=x,capacity|'capacity' is not key=value",
+            "name=x,name=y|'name' is given twice"})
+    void aBadPoolSpecIsAUsageErrorNamingTheSpecAndWhatIsWrong(String pool, String said) {
+        assertUsageError(serve(pool), "pool spec '" + pool + "': ", said);
+    }
+
+    @Test
+    void anUnknownPoolKeyListsTheKeysInOrder() {
+        assertUsageError(serve("name=x,sise=1Gi"), "unknown key 'sise'; keys: capacity, create, default-size, dir, "
+                + "direct-io, kind, name, provisioning, reserve\n");
+    }
+
+    @Test
+    void aPoolNameGivenTwiceIsSaidSo() {
+        Run run = serve("name=x,dir=/a", "name=x,dir=/b");
+
+        assertUsageError(run, "pool name 'x' is given twice (--pool)");
+        assertThat(run.err()).doesNotContain("in use");
+    }
+
+    @Test
+    void twoPoolsInOneDirectoryAreSaidSo() {
+        assertUsageError(serve("name=a,dir=/srv/pool", "name=b,dir=/srv/pool/"),
+                "pools 'a' and 'b' have the same directory /srv/pool");
+    }
+
+    @Test
+    void aDefaultPoolThatNamesNoPoolListsThePools() {
+        List<String> args = List.of("serve", "--node-id", "n", "--state-dir", dir.resolve("state").toString(),
+                "--pool", "name=a", "--pool", "name=b", "--default-pool", "c");
+
+        assertUsageError(run(args.toArray(String[]::new)), "--default-pool 'c' names no pool; pools: a, b");
+    }
+
+    // version
+
+    @ParameterizedTest
+    @ValueSource(strings = {"version", "--version", "serve --version", "demo --version", "version --version"})
+    void everyWayToAskForTheVersionPrintsVersionCommitAndJava(String args) throws Exception {
+        Run run = run(args.split(" "));
+
+        assertThat(run.exit()).isZero();
+        List<String> lines = run.out().lines().toList();
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).isEqualTo("hearth " + Driver.version()).doesNotContain("${");
+        assertThat(lines.get(1)).isEqualTo("commit " + expectedCommit());
+        assertThat(lines.get(2)).startsWith("java " + Runtime.version() + " (").contains(System.getProperty("os.arch"));
+    }
+
+    /** What the build saw: the checkout's commit, when this test runs in one. */
+    private static String expectedCommit() throws IOException, InterruptedException {
+        Process git = new ProcessBuilder("git", "rev-parse", "--short=7", "HEAD").redirectErrorStream(true).start();
+        String head = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (!git.waitFor(30, TimeUnit.SECONDS) || git.exitValue() != 0) {
+            return "unknown (built without a git repository)";
+        }
+        return BuildInfo.read().commit().filter(c -> c.startsWith(head)).orElse("built from " + head);
+    }
+
+    // help
+
+    /** Names an operator copies from the help; picocli's own wrapping split them at dots, slashes, dashes. */
+    private static final List<String> NAMES = List.of("topology.hearth.dev/node", "csi.storage.k8s.io/fstype",
+            "csi.hearth.dev", "hearth.dev/pool", "unix:///path/to/csi.sock", "tcp://host:port", "DIR/pools/NAME",
+            "create=true", "direct-io", "default-size", "[IPv6]:PORT", "(thick|thin,", "(true|false,");
+
+    @ParameterizedTest
+    @ValueSource(ints = {60, 80, 100, 132})
+    void helpWrapsOnlyBetweenWordsAtAnyWidth(int width) {
+        Run run = run(width, "serve", "--help");
+
+        assertThat(run.exit()).isZero();
+        String joined = run.out().replaceAll("\\s*\\n\\s*", " ");
+        for (String name : NAMES) {
+            assertThat(joined).as("'%s' whole in the help at width %d:%n%s", name, width, run.out()).contains(name);
+        }
+        assertThat(run.out().lines()).allMatch(line -> line.length() <= width);
+        assertThat(run.out()).doesNotContain("\uE000").contains("15%").doesNotContain("picocli WARN");
+    }
+
+    @Test
+    void topLevelHelpListsTheVersionCommand() {
+        Run run = run("--help");
+
+        assertThat(run.exit()).isZero();
+        assertThat(run.out()).containsPattern("(?m)^\\s+version\\s+Print hearth's version");
+    }
+}
