@@ -24,6 +24,7 @@ import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeCondition;
@@ -202,9 +203,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             throw Status.INVALID_ARGUMENT.withDescription("volume_path is required").asRuntimeException();
         }
         VolumeId id = resolve(request.getVolumeId());
-        if (!Files.exists(Path.of(request.getVolumePath()))) {
-            throw new StorageException.NotFound("volume " + request.getVolumeId() + " is not published at "
-                    + request.getVolumePath());
+        if (!Files.exists(NodePath.of(request.getVolumePath(), "volume_path"))) {
+            throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not published at "
+                    + Quoted.of(request.getVolumePath()));
         }
         Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
         Pool pool = pools.of(id).orElseThrow();

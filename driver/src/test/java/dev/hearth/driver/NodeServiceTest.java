@@ -11,9 +11,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
 import dev.hearth.csi.v1.NodeGetCapabilitiesRequest;
 import dev.hearth.csi.v1.NodeGetInfoRequest;
 import dev.hearth.csi.v1.NodeGetInfoResponse;
+import dev.hearth.csi.v1.NodeGetVolumeStatsRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeServiceCapability;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
@@ -590,6 +592,39 @@ class NodeServiceTest extends DriverFixture {
                 .setTargetPath(path).build()), Code.INVALID_ARGUMENT, "target_path", path);
         assertThat(driver.poolLoopDevices()).isEmpty();
         assertThat(target).doesNotExist();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a\0b", "NNN", "EEE"})
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void pathsNoSystemCallTakesAreInvalidInEveryPathFieldAndNameTheField(String kind) throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Kubelet.Published published = kubelet.stageAndPublish(id, mount("ext4"), "pod-1");
+        // A NUL; a name longer than NAME_MAX; a path of 3001 characters but 4501 bytes, past PATH_MAX.
+        String path = dir + "/" + kind.replace("NNN", "n".repeat(256)).replace("EEE", "\u00e9/".repeat(1_500));
+        var node = driver.node();
+
+        assertFails(() -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).setVolumeCapability(mount("ext4")).build()),
+                Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(published.staging().toString()).setTargetPath(path)
+                .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "target_path");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).setTargetPath(kubelet.targetFor("pod-2").toString())
+                .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(path).build()), Code.INVALID_ARGUMENT, "target_path");
+        assertFails(() -> node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).build()), Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId(id)
+                .setVolumePath(path).build()), Code.INVALID_ARGUMENT, "volume_path");
+        assertFails(() -> node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id)
+                .setVolumePath(path).build()), Code.INVALID_ARGUMENT, "volume_path");
+
+        assertThat(mountAt(published.target())).isPresent();
+        assertThat(mountCount(published.staging())).isEqualTo(1);
     }
 
     @Test

@@ -16,6 +16,10 @@ public final class Quoted {
 
     private Quoted() {}
 
+    public static String of(java.nio.file.Path path) {
+        return of(path.toString());
+    }
+
     public static String of(String value) {
         if (value == null) {
             return "(none)";

@@ -61,6 +61,6 @@ class QuotedTest {
 
     @Test
     void noValueIsSaidSo() {
-        assertThat(Quoted.of(null)).isEqualTo("(none)");
+        assertThat(Quoted.of((String) null)).isEqualTo("(none)");
     }
 }
