@@ -628,6 +628,26 @@ class NodeServiceTest extends DriverFixture {
     }
 
     @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stagingAGrownExt4VolumeAtASecondPathLeavesTheFirstMountAlone() throws IOException {
+        String id = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
+        Path first = kubelet.stagingFor(id);
+        kubelet.stage(id, first, mount("ext4"));
+        writeSynced(first.resolve("kept.txt"), "written through the first staging path");
+        // Grown where its filesystem is not mounted: the image and the device grow, the filesystem does not.
+        kubelet.expand(id, Files.createDirectories(dir.resolve("not-the-volume")), 128 * MIB);
+        Path second = kubelet.stagingFor("second");
+
+        kubelet.stage(id, second, mount("ext4"));
+
+        assertThat(Files.readString(second.resolve("kept.txt"))).isEqualTo("written through the first staging path");
+        assertThat(mountCount(first)).isEqualTo(1);
+        kubelet.unstage(id, second);
+        kubelet.unstage(id, first);
+    }
+
+    @Test
     void pathsThroughASymbolicLinkAreInvalidAndNothingIsMountedThere() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));

@@ -64,8 +64,9 @@ public final class Mounter {
             return;
         }
         FilesystemType type = prepareFilesystem(volume, device, requested);
-        if (type == FilesystemType.EXT4) {
-            grower.growUnmountedExt4(device); // a restore or clone larger than its source
+        // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
+        if (type == FilesystemType.EXT4 && !mountedAnywhere(device)) {
+            grower.growUnmountedExt4(device);
         }
         try {
             Files.createDirectories(staging);
@@ -305,6 +306,14 @@ public final class Mounter {
                 throw new StorageException.Precondition(path + " is busy: " + e.getMessage());
             }
             throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean mountedAnywhere(Path device) {
+        try {
+            return MountInfo.read().stream().anyMatch(m -> device.toString().equals(m.source()));
         } catch (IOException e) {
             throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
         }
