@@ -150,6 +150,17 @@ class ControllerServiceTest extends DriverFixture {
         assertThat(driver.poolFiles()).isEmpty();
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"foo", "hearth.dev/bogus"})
+    void anUnknownParameterIsRefusedListingEveryKeyHearthAccepts(String key) {
+        assertFails(() -> create(request("pvc-1", 64 * MIB).putParameters(key, "x")), Code.INVALID_ARGUMENT,
+                "unknown parameter '" + key + "'; accepted: csi.storage.k8s.io/*, hearth.dev/pool, "
+                        + "hearth.dev/provisioning");
+        assertFails(() -> driver.controller().getCapacity(GetCapacityRequest.newBuilder().putParameters(key, "x")
+                .build()), Code.INVALID_ARGUMENT, "accepted: csi.storage.k8s.io/*, hearth.dev/pool, "
+                        + "hearth.dev/provisioning");
+    }
+
     @Test
     void createAcceptsWhatTheExternalProvisionerAdds() {
         Volume volume = create(request("pvc-1", 64 * MIB)
