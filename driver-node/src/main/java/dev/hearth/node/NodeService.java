@@ -147,7 +147,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         VolumeId id = existingVolume(request.getVolumeId());
         Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
                 new StorageException.Precondition("volume " + id + " is not staged on this node (at "
-                        + staging + " or elsewhere): its device is not attached"));
+                        + Quoted.of(staging) + " or elsewhere): its device is not attached"));
         if (capability.hasBlock()) {
             mounter.publishBlock(device, target, readOnly);
         } else {
@@ -243,7 +243,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private VolumeId resolve(String volumeId) {
         return pools.existing(volumeId)
                 .or(() -> ephemeral.find(volumeId))
-                .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
+                .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
+                        + " does not exist on this node"));
     }
 
     private static dev.hearth.csi.v1.VolumeUsage usage(dev.hearth.csi.v1.VolumeUsage.Unit unit, long total,
@@ -265,14 +266,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             }
             return Optional.of(gid);
         } catch (NumberFormatException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_mount_group must be a numeric group id, not '"
-                    + group + "'").asRuntimeException();
+            throw Status.INVALID_ARGUMENT.withDescription("volume_mount_group must be a numeric group id, not "
+                    + Quoted.of(group)).asRuntimeException();
         }
     }
 
     private VolumeId existingVolume(String volumeId) {
         return pools.existing(volumeId)
-                .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
+                .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
+                        + " does not exist on this node"));
     }
 
     private static void requireVolumeId(String volumeId) {

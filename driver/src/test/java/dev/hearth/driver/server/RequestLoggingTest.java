@@ -144,7 +144,7 @@ class RequestLoggingTest {
         assertThat(log.messages(Level.INFO))
                 .satisfiesExactly(
                         m -> assertThat(m).matches("method=DeleteVolume volume=slow code=ABORTED" + DURATION
-                                + " error=\"an operation on volume slow is already in progress\""),
+                                + " error=\"an operation on volume 'slow' is already in progress\""),
                         m -> assertThat(m).matches("method=DeleteVolume volume=slow code=OK" + DURATION));
     }
 

@@ -7,6 +7,7 @@ import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountFlags;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
@@ -23,6 +24,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * Stages and publishes block devices on this node. It keeps no state: whether something is
@@ -74,7 +76,7 @@ public final class Mounter {
         } catch (LinuxException e) {
             if (e.errno() == Errno.EINVAL && !options.isEmpty()) {
                 throw new StorageException.InvalidArgument("mounting " + type.kernelName() + " with options "
-                        + options + " failed: " + e.getMessage());
+                        + quoted(options) + " failed: " + e.getMessage());
             }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
         } catch (IOException e) {
@@ -345,8 +347,12 @@ public final class Mounter {
     private static MountFlags.Parsed parseOptions(List<String> options) {
         try {
             return MountFlags.parse(options);
-        } catch (IllegalArgumentException e) {
-            throw new StorageException.InvalidArgument("mount flags " + options + ": " + e.getMessage());
+        } catch (MountFlags.InvalidOption e) {
+            throw new StorageException.InvalidArgument("mount_flags " + Quoted.of(e.option()) + ": " + e.reason());
         }
+    }
+
+    private static String quoted(List<String> options) {
+        return options.stream().map(Quoted::of).collect(Collectors.joining(", ", "[", "]"));
     }
 }
