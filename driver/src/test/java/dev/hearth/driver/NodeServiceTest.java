@@ -648,6 +648,18 @@ class NodeServiceTest extends DriverFixture {
     }
 
     @Test
+    void unpublishingADirectoryThatHoldsFilesButNoMountKeepsThemAndSaysWhy() throws IOException {
+        Path target = kubelet.targetFor("pod-1");
+        Files.createDirectories(target);
+        writeSynced(target.resolve("precious.txt"), "not the driver's to delete");
+
+        assertFails(() -> kubelet.unpublish("default-aaaaaaaaaaaaaaaaaaaaaaaaaa", target), Code.FAILED_PRECONDITION,
+                target.toString(), "holds files");
+
+        assertThat(target.resolve("precious.txt")).hasContent("not the driver's to delete");
+    }
+
+    @Test
     void pathsThroughASymbolicLinkAreInvalidAndNothingIsMountedThere() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));

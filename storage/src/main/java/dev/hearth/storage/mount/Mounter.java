@@ -19,6 +19,7 @@ import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -259,6 +260,9 @@ public final class Mounter {
         boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
         try {
             Files.deleteIfExists(target);
+        } catch (DirectoryNotEmptyException e) {
+            throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted but"
+                    + " holds files; hearth removes only the empty directory or the file a publish made, never data");
         } catch (IOException e) {
             throw new StorageException.Failed("removing target path " + target + ": " + e.getMessage(), e);
         }
