@@ -188,7 +188,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         if (device.isPresent()) {
             Optional<FilesystemType> type = mounter.filesystemAt(device.get(), volumePath);
             if (type.isPresent()) {
-                grower.growMounted(device.get(), volumePath, type.get());
+                grower.growMounted(device.get(), mounter.writableMount(device.get(), volumePath), type.get());
             }
         }
         response.onNext(NodeExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes()).build());

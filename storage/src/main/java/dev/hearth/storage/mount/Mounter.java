@@ -166,6 +166,28 @@ public final class Mounter {
     }
 
     /**
+     * Where the device's filesystem, mounted at {@code path}, can be grown: there if that mount is
+     * read-write, else another read-write mount of the whole filesystem (the staging path of a
+     * volume published read-only), since xfs and btrfs refuse to grow through a read-only mount.
+     */
+    public Path writableMount(Path device, Path path) {
+        if (mountAt(path).filter(m -> !m.readOnly()).isPresent()) {
+            return path;
+        }
+        try {
+            return MountInfo.read().stream()
+                    .filter(m -> device.toString().equals(m.source()) && !m.readOnly() && m.root().equals("/"))
+                    .map(MountEntry::mountPoint)
+                    .findFirst()
+                    .orElseThrow(() -> new StorageException.Precondition("the filesystem on " + device
+                            + " is mounted only read-only (at " + Quoted.of(path)
+                            + "); it can grow once it is mounted read-write"));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * Gives the group {@code gid} the volume's root directory, with group read/write and the
      * setgid bit so new files inherit the group: what Kubernetes' fsGroup asks of a volume.
      */
