@@ -202,6 +202,15 @@ class ControllerServiceTest extends DriverFixture {
     }
 
     @Test
+    void createRejectsAnAccessModeOfANumberCsiDoesNotDefineNamingTheNumber() {
+        VolumeCapability unknown = mount("ext4").toBuilder()
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setModeValue(117)).build();
+
+        assertFails(() -> create(request("pvc-1", 64 * MIB).clearVolumeCapabilities().addVolumeCapabilities(unknown)),
+                Code.INVALID_ARGUMENT, "access mode 117 (a number CSI does not define) is not supported");
+    }
+
+    @Test
     void createRejectsARequestWithoutCapabilities() {
         assertFails(() -> create(request("pvc-1", 64 * MIB).clearVolumeCapabilities()),
                 Code.INVALID_ARGUMENT, "volume_capabilities");
