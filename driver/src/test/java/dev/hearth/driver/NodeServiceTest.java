@@ -648,6 +648,53 @@ class NodeServiceTest extends DriverFixture {
     }
 
     @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void pathsThatAFileOccupiesAreInvalidAndNothingIsFormattedOrLeftAttached() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path file = Files.writeString(dir.resolve("a-file"), "not a directory");
+
+        assertFails(() -> kubelet.stage(id, file, mount("ext4")), Code.INVALID_ARGUMENT,
+                "staging path '" + file + "' exists and is not a directory");
+        assertFails(() -> kubelet.stage(id, file.resolve("staging"), mount("ext4")), Code.INVALID_ARGUMENT,
+                "lies under '" + file + "', which exists and is not a directory");
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(Files.readAllBytes(driver.image(id))).containsOnly(0);
+
+        Kubelet.Published published = kubelet.stageAndPublish(id, mount("ext4"), "pod-1");
+        assertFails(() -> kubelet.publish(id, published.staging(), file, mount("ext4")), Code.INVALID_ARGUMENT,
+                "target path '" + file + "' exists and is not a directory");
+        assertFails(() -> kubelet.publish(id, published.staging(), file.resolve("vol"), mount("ext4")),
+                Code.INVALID_ARGUMENT, "which exists and is not a directory");
+        assertThat(file).hasContent("not a directory");
+    }
+
+    @Test
+    @RequiresRoot
+    void publishingABlockVolumeOntoADirectoryThatHoldsFilesIsInvalidAndKeepsThem() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
+        Path target = Files.createDirectories(kubelet.targetFor("pod-1"));
+        writeSynced(target.resolve("precious.txt"), "kept");
+
+        assertFails(() -> kubelet.publish(id, staging, target, block()), Code.INVALID_ARGUMENT,
+                "is a directory that holds files");
+
+        assertThat(target.resolve("precious.txt")).hasContent("kept");
+        assertThat(mountAt(target)).isEmpty();
+    }
+
+    @Test
+    void unpublishingAPathUnderAFileSucceedsForNothingCanBePublishedThere() throws IOException {
+        Path file = Files.writeString(dir.resolve("a-file"), "not a directory");
+
+        kubelet.unpublish("default-aaaaaaaaaaaaaaaaaaaaaaaaaa", file.resolve("vol"));
+
+        assertThat(file).hasContent("not a directory");
+    }
+
+    @Test
     void unpublishingADirectoryThatHoldsFilesButNoMountKeepsThemAndSaysWhy() throws IOException {
         Path target = kubelet.targetFor("pod-1");
         Files.createDirectories(target);

@@ -66,13 +66,13 @@ public final class Mounter {
             }
             return;
         }
+        makeDirectory(staging, "staging path", staging); // refused before anything is formatted
         FilesystemType type = prepareFilesystem(volume, device, requested);
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
         if (type == FilesystemType.EXT4 && !mountedAnywhere(device)) {
             grower.growUnmountedExt4(device);
         }
         try {
-            Files.createDirectories(staging);
             Mounts.mount(device.toString(), staging, type.kernelName(), flags.flags(), flags.data());
         } catch (LinuxException e) {
             if (e.errno() == Errno.EINVAL && !options.isEmpty()) {
@@ -80,8 +80,6 @@ public final class Mounter {
                         + quoted(options) + " failed: " + e.getMessage());
             }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new StorageException.Failed("creating staging path " + staging + ": " + e.getMessage(), e);
         }
         if (type != FilesystemType.EXT4) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
@@ -215,11 +213,7 @@ public final class Mounter {
         if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
             return;
         }
-        try {
-            Files.createDirectories(target);
-        } catch (IOException e) {
-            throw new StorageException.Failed("creating target path " + target + ": " + e.getMessage(), e);
-        }
+        makeDirectory(target, "target path", target);
         bind(staging, target, readOnly);
     }
 
@@ -234,14 +228,17 @@ public final class Mounter {
             checkBlockPublished(existing.get(), device, target, readOnly);
             return;
         }
+        makeDirectory(target.getParent(), "target path", target);
         try {
-            Files.createDirectories(target.getParent());
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
                 Files.delete(target); // an empty directory left by a caller; a block target must be a file
             }
             if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createFile(target);
             }
+        } catch (DirectoryNotEmptyException e) {
+            throw new StorageException.InvalidArgument("target path " + Quoted.of(target)
+                    + " is a directory that holds files; a block volume is published on a file");
         } catch (IOException e) {
             throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
         }
@@ -281,7 +278,10 @@ public final class Mounter {
         unmountAll(target);
         boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
         try {
-            Files.deleteIfExists(target);
+            // Not there, or under something that is no directory (ENOTDIR): nothing to remove either way.
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.deleteIfExists(target);
+            }
         } catch (DirectoryNotEmptyException e) {
             throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted but"
                     + " holds files; hearth removes only the empty directory or the file a publish made, never data");
@@ -336,6 +336,29 @@ public final class Mounter {
             throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Makes {@code directory} and its parents, for the request path {@code named}; a path that
+     * something other than a directory occupies is the request's mistake, not the node's failure.
+     */
+    private static void makeDirectory(Path directory, String what, Path named) {
+        try {
+            Files.createDirectories(directory);
+        } catch (IOException e) {
+            for (Path step = directory; step != null; step = step.getParent()) {
+                if (Files.exists(step, LinkOption.NOFOLLOW_LINKS)) {
+                    if (!Files.isDirectory(step, LinkOption.NOFOLLOW_LINKS)) {
+                        throw new StorageException.InvalidArgument(what + " " + Quoted.of(named)
+                                + (step.equals(named) ? "" : " lies under " + Quoted.of(step) + ", which")
+                                + " exists and is not a directory");
+                    }
+                    break;
+                }
+            }
+            throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
+                    + e.getMessage(), e);
         }
     }
 
