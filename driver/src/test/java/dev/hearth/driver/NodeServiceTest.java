@@ -671,6 +671,23 @@ class NodeServiceTest extends DriverFixture {
 
     @Test
     @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void publishingIntoAVolumePublishedReadOnlyIsAFailedPrecondition() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        Path readOnly = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, readOnly, mount("ext4"), true);
+
+        assertFails(() -> kubelet.publish(id, staging, readOnly.resolve("inside"), mount("ext4")),
+                Code.FAILED_PRECONDITION, "target path '" + readOnly.resolve("inside") + "' cannot be made",
+                "is on a read-only mount");
+
+        assertThat(mountAt(readOnly.resolve("inside"))).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
     void publishingABlockVolumeOntoADirectoryThatHoldsFilesIsInvalidAndKeepsThem() throws IOException {
         String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
         Path staging = kubelet.stagingFor(id);

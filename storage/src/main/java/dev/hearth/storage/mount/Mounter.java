@@ -340,8 +340,9 @@ public final class Mounter {
     }
 
     /**
-     * Makes {@code directory} and its parents, for the request path {@code named}; a path that
-     * something other than a directory occupies is the request's mistake, not the node's failure.
+     * Makes {@code directory} and its parents, for the request path {@code named}. A path that
+     * something other than a directory occupies is the request's mistake, and one on a read-only
+     * mount (inside a volume published read-only, say) cannot be made: neither is a failure of the node.
      */
     private static void makeDirectory(Path directory, String what, Path named) {
         try {
@@ -353,6 +354,10 @@ public final class Mounter {
                         throw new StorageException.InvalidArgument(what + " " + Quoted.of(named)
                                 + (step.equals(named) ? "" : " lies under " + Quoted.of(step) + ", which")
                                 + " exists and is not a directory");
+                    }
+                    if (containing(step).readOnly()) {
+                        throw new StorageException.Precondition(what + " " + Quoted.of(named)
+                                + " cannot be made: " + Quoted.of(step) + " is on a read-only mount");
                     }
                     break;
                 }
