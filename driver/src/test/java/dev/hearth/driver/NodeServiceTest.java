@@ -28,6 +28,7 @@ import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.storage.VolumeId;
@@ -684,6 +685,45 @@ class NodeServiceTest extends DriverFixture {
                 "is on a read-only mount");
 
         assertThat(mountAt(readOnly.resolve("inside"))).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void mountingOverADirectoryWithAMountBeneathItIsRefusedSoNothingIsHidden() throws IOException {
+        String inner = driver.create("pvc-inner", 16 * MIB, mount("ext4")).getVolumeId();
+        String outer = driver.create("pvc-outer", 16 * MIB, mount("ext4")).getVolumeId();
+        Path above = kubelet.stagingFor("above");
+        kubelet.stage(inner, above.resolve("inner"), mount("ext4"));
+        Kubelet.Published published = kubelet.stageAndPublish(outer, mount("ext4"), "pod-1");
+
+        assertFails(() -> kubelet.stage(outer, above, mount("ext4")), Code.FAILED_PRECONDITION,
+                "staging path '" + above + "' has '" + above.resolve("inner") + "' mounted beneath it");
+        assertFails(() -> kubelet.publish(outer, published.staging(), above, mount("ext4")), Code.FAILED_PRECONDITION,
+                "target path '" + above + "' has '" + above.resolve("inner") + "' mounted beneath it");
+
+        assertThat(mountAt(above)).isEmpty();
+        kubelet.unstage(inner, above.resolve("inner"));
+        assertThat(mountAt(above.resolve("inner"))).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void unstagingAMountThatAnotherMountHidesIsAFailedPreconditionSayingWhy() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path above = kubelet.stagingFor("above");
+        Path staging = above.resolve("inner");
+        kubelet.stage(id, staging, mount("ext4"));
+        Path cover = Files.createDirectories(dir.resolve("cover"));
+        Mounts.bind(cover, above, false); // made by someone else: the driver refuses to mount over a mount
+
+        assertFails(() -> kubelet.unstage(id, staging), Code.FAILED_PRECONDITION,
+                "'" + staging + "' is in the mount table but cannot be reached");
+
+        Mounts.unmount(above);
+        kubelet.unstage(id, staging);
+        assertThat(mountAt(staging)).isEmpty();
     }
 
     @Test

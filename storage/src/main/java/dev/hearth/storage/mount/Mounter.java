@@ -66,7 +66,8 @@ public final class Mounter {
             }
             return;
         }
-        makeDirectory(staging, "staging path", staging); // refused before anything is formatted
+        requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
+        makeDirectory(staging, "staging path", staging);
         FilesystemType type = prepareFilesystem(volume, device, requested);
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
         if (type == FilesystemType.EXT4 && !mountedAnywhere(device)) {
@@ -213,6 +214,7 @@ public final class Mounter {
         if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
             return;
         }
+        requireNothingMountedBeneath(target, "target path");
         makeDirectory(target, "target path", target);
         bind(staging, target, readOnly);
     }
@@ -333,6 +335,10 @@ public final class Mounter {
             if (e.errno() == Errno.EBUSY) {
                 throw new StorageException.Precondition(path + " is busy: " + e.getMessage());
             }
+            if (e.errno() == Errno.ENOENT) {
+                throw new StorageException.Precondition(Quoted.of(path) + " is in the mount table but cannot be"
+                        + " reached: a mount over a directory above it hides it; unmount that first");
+            }
             throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
@@ -364,6 +370,22 @@ public final class Mounter {
             }
             throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    /** A mount over a directory hides the mounts beneath it: they could be neither used nor unmounted. */
+    private static void requireNothingMountedBeneath(Path path, String what) {
+        try {
+            Path wanted = path.toAbsolutePath().normalize();
+            Optional<MountEntry> beneath = MountInfo.read().stream()
+                    .filter(m -> m.mountPoint().startsWith(wanted) && !m.mountPoint().equals(wanted))
+                    .findFirst();
+            if (beneath.isPresent()) {
+                throw new StorageException.Precondition(what + " " + Quoted.of(path) + " has "
+                        + Quoted.of(beneath.get().mountPoint()) + " mounted beneath it, which a mount there would hide");
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
         }
     }
 
