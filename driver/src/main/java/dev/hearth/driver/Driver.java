@@ -12,6 +12,7 @@ import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.GrpcServer;
 import dev.hearth.driver.server.RequestLogging;
+import dev.hearth.driver.server.UnparseableRequests;
 import dev.hearth.driver.server.VolumeLockInterceptor;
 import dev.hearth.driver.server.VolumeLocks;
 import dev.hearth.identity.IdentityService;
@@ -92,9 +93,10 @@ public final class Driver implements AutoCloseable {
                 new IdentityService(settings.driverName(), version(), () -> problem(pools), expansion).bindService(),
                 new ControllerService(pools, settings.nodeId()).bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
-                        settings.stateDir().resolve("ephemeral")).bindService());
+                        settings.stateDir().resolve("ephemeral")).bindService())
+                .stream().map(UnparseableRequests::lenient).toList();
         Metrics metrics = Metrics.create(pools.all(), p -> p.listSnapshots().size());
-        var interceptors = List.of(new RequestLogging(), metrics.interceptor(),
+        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(),
                 new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
