@@ -22,6 +22,7 @@ import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
+import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -92,6 +93,11 @@ final class TestDriver implements AutoCloseable {
 
     Path socket() {
         return dir.resolve("csi.sock");
+    }
+
+    /** The channel to the driver, for calls the stubs below do not make (the fuzz's generic calls). */
+    Channel channel() {
+        return channel;
     }
 
     /** A stub whose deadline starts now: a hanging driver fails the test instead of hanging it. */
@@ -177,7 +183,8 @@ final class TestDriver implements AutoCloseable {
         return loopDevicesUnder(poolDir.toRealPath());
     }
 
-    private static List<LoopAttachment> loopDevicesUnder(Path dir) throws IOException {
+    /** Loop devices backed by a file under {@code dir}, and those layered over them. */
+    static List<LoopAttachment> loopDevicesUnder(Path dir) throws IOException {
         List<LoopAttachment> all = Loop.list();
         List<Path> backed = all.stream().filter(l -> l.backingFile().startsWith(dir))
                 .map(l -> l.device().path()).toList();
