@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -17,6 +18,8 @@ import (
 var overlays = map[string]int{
 	"overlays/default":      21,
 	"overlays/custom-pools": 22,
+	// default and components/monitoring: a PodMonitor, a PrometheusRule, the dashboard's ConfigMap.
+	"overlays/monitoring": 24,
 }
 
 // built is one overlay's output, each object decoded into its Go type.
@@ -32,6 +35,9 @@ var strict = func() runtime.Decoder {
 		panic(err)
 	}
 	if err := snapshotv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := monitoringv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true, Strict: true})

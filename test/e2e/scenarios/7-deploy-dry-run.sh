@@ -10,6 +10,10 @@ scenario_7() {
     [ -f "$o/kustomization.yaml" ] && overlays+=("$o")
   done
   [ ${#overlays[@]} -gt 0 ] || skip "deploy/overlays/ has no kustomization"
+  # The monitoring overlay's PodMonitor and PrometheusRule need the prometheus-operator's CRDs.
+  kc apply --server-side -f "$repo_root/test/e2e/crds/monitoring-standins.yaml" >/dev/null
+  kc wait --for=condition=Established --timeout=30s \
+    crd/podmonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com >/dev/null
   for o in "${overlays[@]}"; do
     rendered=$E2E_WORK/deploy-$(basename "$o").yaml
     kc kustomize "$o" >"$rendered"

@@ -57,12 +57,19 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     private final Pools pools;
     private final String nodeId;
+    private final FilesystemType defaultFsType;
     private final ControllerGetCapabilitiesResponse capabilities;
     private final SnapshotRpcs snapshots;
 
     public ControllerService(Pools pools, String nodeId) {
+        this(pools, nodeId, FilesystemType.DEFAULT);
+    }
+
+    /** @param defaultFsType what NodeStage makes when a capability names no filesystem */
+    public ControllerService(Pools pools, String nodeId, FilesystemType defaultFsType) {
         this.pools = pools;
         this.nodeId = nodeId;
+        this.defaultFsType = defaultFsType;
         this.snapshots = new SnapshotRpcs(pools);
         ControllerGetCapabilitiesResponse.Builder builder = ControllerGetCapabilitiesResponse.newBuilder();
         List<Type> types = new ArrayList<>(List.of(Type.CREATE_DELETE_VOLUME, Type.LIST_VOLUMES, Type.GET_CAPACITY,
@@ -99,6 +106,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         }
         CapacityRange range = new CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
+        // A restore or clone that names no size takes its source's, which already holds its filesystem.
+        if (source.isEmpty() || range.requiredBytes() > 0 || range.limitBytes() > 0) {
+            range = fitFilesystems(range, request.getVolumeCapabilitiesList());
+        }
         Pool pool = parameters.pool();
         pools.findByName(request.getName()).filter(v -> !v.id().pool().equals(pool.name())).ifPresent(v -> {
             throw new StorageException.Conflict("volume " + Quoted.of(request.getName()) + " exists already in pool '"
@@ -294,6 +305,19 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         VolumeCondition condition = pools.of(volume.id()).orElseThrow().condition(volume.id());
         return dev.hearth.csi.v1.VolumeCondition.newBuilder().setAbnormal(condition.abnormal())
                 .setMessage(condition.message()).build();
+    }
+
+    /**
+     * The range raised to what the largest requested filesystem needs: a volume too small for its
+     * mkfs would be created and then fail at every NodeStage.
+     */
+    private CapacityRange fitFilesystems(CapacityRange range, List<VolumeCapability> capabilities) {
+        Optional<FilesystemType> largest = capabilities.stream()
+                .filter(VolumeCapability::hasMount)
+                .map(c -> c.getMount().getFsType().isBlank() ? defaultFsType : FilesystemType.parse(c.getMount().getFsType()))
+                .max(Comparator.comparingLong(FilesystemType::minimumBytes));
+        return largest.map(type -> range.atLeast(type.minimumBytes(), "an " + type.kernelName() + " filesystem"))
+                .orElse(range);
     }
 
     private static void requireKnownFilesystem(VolumeCapability capability) {

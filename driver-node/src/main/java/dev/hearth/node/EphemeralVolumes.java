@@ -78,12 +78,14 @@ final class EphemeralVolumes {
         });
         // A mount already at the target is not this publish's to take down if it fails.
         boolean targetWasMounted = mounter.isMounted(target);
-        Volume volume = pool.create(new VolumeRequest(name(volumeId), new CapacityRange(size, 0),
-                pool.validateParameters(parameters)));
+        FilesystemType type = filesystem.orElse(mounter.defaultType());
+        CapacityRange range = new CapacityRange(size, 0).atLeast(type.minimumBytes(), "an " + type.kernelName()
+                + " filesystem");
+        Volume volume = pool.create(new VolumeRequest(name(volumeId), range, pool.validateParameters(parameters)));
         Path staging = staging(volume.id());
         try {
             Path device = pool.attach(volume.id());
-            mounter.stageFilesystem(volume.id(), device, staging, filesystem,
+            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume.id()), staging, filesystem,
                     capability.getMount().getMountFlagsList());
             mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
         } catch (RuntimeException e) {

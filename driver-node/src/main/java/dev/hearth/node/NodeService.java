@@ -98,19 +98,21 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         boolean wasAttached = pool.attachedDevice(id).isPresent();
         boolean wasMounted = capability.hasMount() && mounter.isMounted(staging);
         Path device = pool.attach(id);
-        if (capability.hasMount()) {
-            try {
-                mounter.stageFilesystem(id, device, staging, filesystem(capability),
+        try {
+            if (capability.hasMount()) {
+                mounter.stageFilesystem(id, device, () -> pool.emptiness(id), staging, filesystem(capability),
                         capability.getMount().getMountFlagsList());
                 group.ifPresent(gid -> mounter.applyGroup(staging, gid));
-            } catch (RuntimeException e) {
-                // What this call attached goes again, unless it is now mounted; a mount that was
-                // there before (another volume's) is not a reason to keep it.
-                if (!wasAttached && (wasMounted || !mounter.isMounted(staging))) {
-                    detachQuietly(pool, id);
-                }
-                throw e;
+            } else {
+                mounter.stageBlock(id, device, staging);
             }
+        } catch (RuntimeException e) {
+            // What this call attached goes again, unless it is now mounted; a mount that was
+            // there before (another volume's) is not a reason to keep it.
+            if (!wasAttached && (wasMounted || !mounter.isMounted(staging))) {
+                detachQuietly(pool, id);
+            }
+            throw e;
         }
         response.onNext(NodeStageVolumeResponse.getDefaultInstance());
         response.onCompleted();
@@ -144,6 +146,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return;
         }
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
+        Optional<Integer> group = mountGroup(capability); // the same rule as at stage, before anything is done
         VolumeId id = existingVolume(request.getVolumeId());
         Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
                 new StorageException.Precondition("volume " + id + " is not staged on this node (at "
@@ -152,6 +155,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             mounter.publishBlock(device, target, readOnly);
         } else {
             mounter.publishFilesystem(id, device, staging, target, readOnly);
+            // Each pod's fsGroup, as the kubelet would apply it: the last publish's group owns the root.
+            // Through the staging path, which is the same directory, writable even under a read-only bind.
+            group.ifPresent(gid -> mounter.applyGroup(staging, gid));
         }
         response.onNext(NodePublishVolumeResponse.getDefaultInstance());
         response.onCompleted();

@@ -91,11 +91,12 @@ public final class Driver implements AutoCloseable {
         boolean expansion = pools.allHave(PoolFeature.EXPANSION);
         var services = List.of(
                 new IdentityService(settings.driverName(), version(), () -> problem(pools), expansion).bindService(),
-                new ControllerService(pools, settings.nodeId()).bindService(),
+                new ControllerService(pools, settings.nodeId(), settings.defaultFsType()).bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
                         settings.stateDir().resolve("ephemeral")).bindService())
                 .stream().map(UnparseableRequests::lenient).toList();
-        Metrics metrics = Metrics.create(pools.all(), p -> p.listSnapshots().size());
+        Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.listSnapshots().size(),
+                () -> problem(pools));
         var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(),
                 new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
@@ -105,7 +106,7 @@ public final class Driver implements AutoCloseable {
             server = GrpcServer.start(settings.endpoint(), services, interceptors, handlers);
             // After the socket is up, so /healthz never says ok for a driver that does not serve yet.
             Optional<MetricsServer> http = settings.metricsAddress().isEmpty() ? Optional.empty()
-                    : Optional.of(metrics.serve(settings.metricsAddress().get(), () -> problem(pools)));
+                    : Optional.of(metrics.serve(settings.metricsAddress().get()));
             return new Driver(server, handlers, pools, metrics, http);
         } catch (IOException | RuntimeException e) {
             if (server != null) {

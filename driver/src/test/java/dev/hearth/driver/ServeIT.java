@@ -256,8 +256,9 @@ class ServeIT {
 
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body())
-                .contains("hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\"} 1.0")
-                .contains("hearth_pool_capacity_bytes{kind=\"file\",pool=\"default\"} 1.073741824E9");
+                .contains("hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\",node=\"node-it\"} 1.0")
+                .contains("hearth_pool_capacity_bytes{kind=\"file\",node=\"node-it\",pool=\"default\"} 1.073741824E9")
+                .contains("hearth_pool_healthy{kind=\"file\",node=\"node-it\",pool=\"default\"} 1.0");
         assertThat(health.statusCode()).isEqualTo(200);
     }
 

@@ -12,10 +12,12 @@ import dev.hearth.csi.v1.Volume;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.csi.v1.VolumeCapability.AccessMode;
 import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.driver.metrics.MetricsAddress;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
-import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.Freeze;
 import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
@@ -73,6 +75,18 @@ final class TestDriver implements AutoCloseable {
         Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
         return new TestDriver(dir, pools.getFirst().directory(), new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
                 dir.resolve("state"), pools, null, MAX_VOLUMES, Optional.empty(), FilesystemType.EXT4));
+    }
+
+    /** The default driver with its metrics served on 127.0.0.1 at a port the system chooses ({@link #metricsPort()}). */
+    static TestDriver startServingMetrics(Path dir) throws IOException {
+        Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
+        return new TestDriver(dir, dir.resolve("pool"), new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
+                dir.resolve("state"), List.of(new FilePoolConfig(POOL, dir.resolve("pool"), POOL_CAPACITY)), null,
+                MAX_VOLUMES, Optional.of(MetricsAddress.parse("127.0.0.1:0")), FilesystemType.EXT4));
+    }
+
+    int metricsPort() {
+        return driver.metricsAddress().orElseThrow().port();
     }
 
     /** Stops the driver as a pod restart would, leaving mounts and loop devices, and starts a new one. */
@@ -241,6 +255,11 @@ final class TestDriver implements AutoCloseable {
         Path real = dir.toRealPath();
         List<MountEntry> mounts = new ArrayList<>(mountsUnder(real));
         for (MountEntry mount : mounts.reversed()) {
+            try {
+                Freeze.thaw(mount.mountPoint()); // a test that failed inside a freeze must not leave one
+            } catch (IOException | IllegalArgumentException e) {
+                // not freezable, or gone: nothing to thaw
+            }
             Mounts.unmount(mount.mountPoint());
         }
         // Views first: a view over a device keeps that device from being released.

@@ -60,6 +60,32 @@ public final class Freeze {
         }
     }
 
+    /**
+     * Thaws the filesystem mounted at {@code mountPoint}, whoever froze it: how a freeze that
+     * outlived its process (a crash between FIFREEZE and FITHAW) is undone. The kernel keeps the
+     * frozen state in the filesystem, not in the handle that froze it, so any descriptor of that
+     * filesystem can thaw it.
+     *
+     * @return true if it was frozen and is thawed now, false if it was not frozen (EINVAL)
+     * @throws IllegalArgumentException if nothing is mounted exactly there
+     */
+    public static boolean thaw(Path mountPoint) throws IOException {
+        try (Arena arena = Arena.ofConfined();
+             Fd fd = Fd.open(arena, mountPoint, Libc.O_RDONLY | Libc.O_DIRECTORY)) {
+            if (MountInfo.at(mountPoint).isEmpty()) {
+                throw new IllegalArgumentException("refusing to thaw " + mountPoint
+                        + ": it is not a mount point, and thawing it would thaw the filesystem it lives on");
+            }
+            fd.ioctl("FITHAW", FITHAW, 0L);
+            return true;
+        } catch (LinuxException e) {
+            if (e.errno() == Errno.EINVAL) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
     /** A frozen filesystem; {@link #close()} thaws it, once however often it is called. */
     public static final class Frozen implements AutoCloseable {
 

@@ -42,6 +42,20 @@ public record CapacityRange(long requiredBytes, long limitBytes) {
         return size;
     }
 
+    /**
+     * This range raised to at least {@code minimum} bytes, for {@code what} (e.g. "an xfs filesystem")
+     * that cannot be made smaller: a required size below it is rounded up, a limit below it is refused.
+     *
+     * @throws StorageException.OutOfRange if the limit is below the minimum
+     */
+    public CapacityRange atLeast(long minimum, String what) {
+        if (limitBytes > 0 && limitBytes < minimum) {
+            throw new StorageException.OutOfRange(what + " needs at least " + minimum + " bytes ("
+                    + Quantity.format(minimum) + "), but limit_bytes is " + limitBytes);
+        }
+        return requiredBytes >= minimum ? this : new CapacityRange(minimum, limitBytes);
+    }
+
     /** Whether an existing volume of {@code size} bytes satisfies this range. */
     public boolean admits(long size) {
         return size >= requiredBytes && (limitBytes == 0 || size <= limitBytes);

@@ -56,6 +56,12 @@ public interface Pool extends AutoCloseable {
      */
     Volume expand(VolumeId id, CapacityRange range);
 
+    /**
+     * What the pool can prove about whether the volume was ever written. A filesystem is made only
+     * on a volume that is {@link Emptiness.Proven}: a probe that finds no signature is not proof.
+     */
+    Emptiness emptiness(VolumeId id);
+
     /** Whether the volume's backing store is intact, as the pool sees it. */
     VolumeCondition condition(VolumeId id);
 

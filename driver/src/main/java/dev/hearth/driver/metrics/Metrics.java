@@ -2,10 +2,10 @@ package dev.hearth.driver.metrics;
 
 import dev.hearth.storage.Pool;
 import io.grpc.ServerInterceptor;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -17,38 +17,56 @@ import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 /**
- * The driver's metrics, made once at start: one registry with the pools' gauges, the JVM's basics,
- * and the interceptor that counts calls. The HTTP side is started apart ({@link #serve}), once the
- * CSI socket is up, so that {@code /healthz} never answers for a driver that does not serve yet.
+ * The driver's metrics, made once at start: one registry with the pools' gauges, the readiness
+ * check, the build, the process and the JVM, and the interceptor that counts calls. Every series
+ * carries the node's name as {@code node}, as TopoLVM's do, so that a dashboard tells nodes apart
+ * however it is scraped. The HTTP side is started apart ({@link #serve}), once the CSI socket is
+ * up, so that {@code /healthz} never answers for a driver that does not serve yet.
  */
 public final class Metrics implements AutoCloseable {
 
     private final PrometheusMeterRegistry registry;
     private final RpcMetrics rpc;
     private final JvmGcMetrics gc;
+    private final Readiness readiness;
 
-    private Metrics(PrometheusMeterRegistry registry, RpcMetrics rpc, JvmGcMetrics gc) {
+    private Metrics(PrometheusMeterRegistry registry, RpcMetrics rpc, JvmGcMetrics gc, Readiness readiness) {
         this.registry = registry;
         this.rpc = rpc;
         this.gc = gc;
+        this.readiness = readiness;
     }
 
     /**
+     * @param version the driver's version, for {@code hearth_build_info}
+     * @param node this node's name
      * @param snapshotCount how many snapshots a pool holds (the driver passes
      *     {@code p -> p.listSnapshots().size()})
+     * @param problem the readiness check Probe uses: empty when the driver can serve, else why not
      */
-    public static Metrics create(List<Pool> pools, ToIntFunction<Pool> snapshotCount) {
+    public static Metrics create(String version, String node, List<Pool> pools, ToIntFunction<Pool> snapshotCount,
+            Supplier<Optional<String>> problem) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.config().commonTags("node", node);
+        Gauge.builder("hearth.build.info", () -> 1)
+                .description("Always 1; the labels name the running build")
+                .tags("version", version, "java_version", Runtime.version().toString())
+                .register(registry);
+        Readiness readiness = new Readiness(problem);
+        Gauge.builder("hearth.ready", readiness, Readiness::asGauge)
+                .strongReference(true)
+                .description("1 while /healthz answers 200 (every pool usable), 0 while it answers 503")
+                .register(registry);
         new PoolMetrics(pools, snapshotCount).bindTo(registry);
-        // The ones micrometer-core has that cost nothing between scrapes; heap and fds matter on a node.
+        new ProcessMetrics().bindTo(registry);
+        // The ones micrometer-core has that cost nothing between scrapes; heap matters on a node.
         new JvmMemoryMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
-        new FileDescriptorMetrics().bindTo(registry);
         JvmGcMetrics gc = new JvmGcMetrics();
         gc.bindTo(registry);
-        return new Metrics(registry, new RpcMetrics(registry), gc);
+        return new Metrics(registry, new RpcMetrics(registry), gc, readiness);
     }
 
     /** Goes outside ErrorMapping and the volume locks, so it counts the codes clients get. */
@@ -56,13 +74,9 @@ public final class Metrics implements AutoCloseable {
         return rpc;
     }
 
-    /**
-     * Starts {@code /metrics} and {@code /healthz} on the address; the caller closes the server.
-     *
-     * @param problem the readiness check Probe uses: empty when the driver can serve
-     */
-    public MetricsServer serve(MetricsAddress address, Supplier<Optional<String>> problem) throws IOException {
-        return MetricsServer.start(address, registry, problem);
+    /** Starts {@code /metrics} and {@code /healthz} on the address; the caller closes the server. */
+    public MetricsServer serve(MetricsAddress address) throws IOException {
+        return MetricsServer.start(address, registry, readiness);
     }
 
     /** Unhooks the GC listener from the JVM. Close the {@link MetricsServer} first. */

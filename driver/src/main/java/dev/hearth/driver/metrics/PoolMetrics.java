@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;
+import java.util.OptionalDouble;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToDoubleFunction;
 import java.util.function.ToIntFunction;
@@ -13,9 +14,11 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Gauges of each pool's space and contents, tagged {@code pool} and {@code kind}, read from the
- * pool whenever they are scraped. A pool that cannot answer shows NaN for that gauge, so one broken
- * pool leaves the rest of the scrape intact; {@code /healthz} is where its problem is told.
+ * Gauges of each pool's health, space and contents, tagged {@code pool} and {@code kind}, read from
+ * the pool whenever they are scraped. {@code hearth_pool_healthy} is 1 while the pool is usable (the
+ * check {@code /healthz} makes) and 0 otherwise. A number the pool cannot give keeps its last value
+ * (0 if it never had one) rather than turning NaN: NaN compares false with everything, so an alert
+ * such as "available below 10%" would go quiet exactly when the pool is in trouble.
  */
 public final class PoolMetrics implements MeterBinder {
 
@@ -26,7 +29,7 @@ public final class PoolMetrics implements MeterBinder {
 
     /**
      * @param snapshotCount how many snapshots a pool holds; a function because not every pool kind
-     *     can tell yet, and one that throws shows as NaN
+     *     can tell yet, and one that throws keeps the last count
      */
     public PoolMetrics(List<Pool> pools, ToIntFunction<Pool> snapshotCount) {
         this.pools = List.copyOf(pools);
@@ -37,6 +40,11 @@ public final class PoolMetrics implements MeterBinder {
     public void bindTo(MeterRegistry registry) {
         for (Pool pool : pools) {
             Tags tags = Tags.of("pool", pool.name(), "kind", pool.kind());
+            Gauge.builder("hearth.pool.healthy", pool, p -> healthy(p) ? 1 : 0)
+                    .strongReference(true)
+                    .description("1 while the pool is usable, 0 while it is not (/healthz says why)")
+                    .tags(tags)
+                    .register(registry);
             // capacity() is a statvfs and a directory listing: read once per gauge rather than cached,
             // so that a scrape right after a create already shows it.
             Reading capacity = new Reading(pool, "capacity");
@@ -53,10 +61,18 @@ public final class PoolMetrics implements MeterBinder {
         }
     }
 
+    private static boolean healthy(Pool pool) {
+        try {
+            return pool.problem() == null;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     private static void gauge(MeterRegistry registry, String name, String unit, String description, Tags tags,
             Reading reading, ToDoubleFunction<Pool> value) {
-        // Held strongly: a Reading has no other owner, and a collected one would read NaN for good.
-        Gauge.builder(name, reading, r -> r.read(value))
+        // Held strongly: a Kept has no other owner, and a collected one would read NaN for good.
+        Gauge.builder(name, new Kept(reading, value), Kept::read)
                 .strongReference(true)
                 .baseUnit(unit)
                 .description(description)
@@ -64,24 +80,45 @@ public final class PoolMetrics implements MeterBinder {
                 .register(registry);
     }
 
-    /** One kind of read from one pool; logged when it starts failing, not again until it has worked. */
+    /** One gauge's value and the last one it read, which it shows while the pool cannot answer. */
+    private static final class Kept {
+
+        private final Reading reading;
+        private final ToDoubleFunction<Pool> value;
+        private volatile double last;
+
+        Kept(Reading reading, ToDoubleFunction<Pool> value) {
+            this.reading = reading;
+            this.value = value;
+        }
+
+        double read() {
+            reading.read(value).ifPresent(v -> last = v);
+            return last;
+        }
+    }
+
+    /**
+     * One kind of read from one pool, shared by the gauges that make it; logged once when it starts
+     * failing, and not again until it has worked.
+     */
     private record Reading(Pool pool, String what, AtomicBoolean failing) {
 
         Reading(Pool pool, String what) {
             this(pool, what, new AtomicBoolean());
         }
 
-        double read(ToDoubleFunction<Pool> value) {
+        OptionalDouble read(ToDoubleFunction<Pool> value) {
             try {
                 double read = value.applyAsDouble(pool);
                 failing.set(false);
-                return read;
+                return OptionalDouble.of(read);
             } catch (RuntimeException e) {
                 if (!failing.getAndSet(true)) {
-                    LOG.log(Level.FINE, e, () -> "pool '" + pool.name() + "': cannot read its " + what
-                            + " for metrics, reporting NaN: " + e);
+                    LOG.log(Level.WARNING, () -> "pool '" + pool.name() + "': cannot read its " + what
+                            + " for metrics, keeping the last value: " + e);
                 }
-                return Double.NaN;
+                return OptionalDouble.empty();
             }
         }
     }

@@ -21,6 +21,10 @@ import java.util.logging.Logger;
  * status chosen by the handler, anything else is a bug and reaches the client as INTERNAL.
  *
  * <p>Without this interceptor grpc-java would answer UNKNOWN for every exception a handler throws.
+ *
+ * <p>The failure is told once, by {@link RequestLogging}'s line for the call, which carries the
+ * code, the description and, for INTERNAL, the cause's stack trace; here it is logged only at
+ * FINE. The exception: a handler that fails after it has answered, which no line would tell.
  */
 public final class ErrorMapping implements ServerInterceptor {
 
@@ -132,14 +136,9 @@ public final class ErrorMapping implements ServerInterceptor {
         };
     }
 
+    /** Which exception became which code; the call's line has the rest, the stack trace included. */
     private static void log(Throwable failure, Status status) {
-        switch (failure) {
-            case StatusRuntimeException _, StatusException _ -> {}
-            // The cause of a Failed is what an operator needs; the other kinds are the client's doing.
-            case StorageException.Failed e -> LOG.log(Level.WARNING, "storage failure: " + e.getMessage(), e);
-            case StorageException _ -> {}
-            default -> LOG.log(Level.SEVERE, "unexpected failure, answering " + status.getCode(), failure);
-        }
+        LOG.fine(() -> "answering " + status.getCode() + " for " + failure);
     }
 
     /** Remembers whether the call was closed, so that a failure closes it at most once. */

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
@@ -18,8 +19,10 @@ import java.util.logging.Logger;
 
 /**
  * One line per record, {@code 2026-11-21T19:40:00.123Z INFO  message}, as kubectl logs shows it
- * best; a stack trace, if any, follows on its own lines. JDK logging's default takes two lines per
- * record and the local time zone.
+ * best and as line-based log shippers cut it. A line break inside a message is written as
+ * {@code \n}; a stack trace, if the record has one, is folded into the same line as a last field
+ * {@code stack="..."} with its line breaks and tabs escaped. JDK logging's default takes two lines
+ * per record, more for a stack trace, and the local time zone.
  */
 public final class LogFormat extends Formatter {
 
@@ -62,15 +65,48 @@ public final class LogFormat extends Formatter {
                 .append(TIME.format(record.getInstant()))
                 .append(' ')
                 .append(label(record.getLevel()))
-                .append(' ')
-                .append(formatMessage(record))
-                .append(System.lineSeparator());
+                .append(' ');
+        String message = formatMessage(record);
+        for (int i = 0; i < message.length(); i++) {
+            char c = message.charAt(i);
+            switch (c) {
+                case '\n' -> line.append("\\n");
+                case '\r' -> line.append("\\r");
+                default -> line.append(c);
+            }
+        }
         if (record.getThrown() != null) {
             StringWriter trace = new StringWriter();
             record.getThrown().printStackTrace(new PrintWriter(trace));
-            line.append(trace);
+            line.append(" stack=").append(quoted(trace.toString().stripTrailing()));
         }
-        return line.toString();
+        return line.append(System.lineSeparator()).toString();
+    }
+
+    /**
+     * The text in double quotes with quotes, backslashes and control characters escaped as in Go
+     * or JSON strings, so that a value with spaces, quotes or line breaks stays one field of one line.
+     */
+    static String quoted(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < ' ') {
+                        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
     }
 
     /** The names people grep for, padded to one width so messages line up. */

@@ -3,6 +3,8 @@ package dev.hearth.driver.server;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
+import dev.hearth.csi.v1.CreateSnapshotResponse;
+import dev.hearth.csi.v1.CreateVolumeResponse;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -12,25 +14,28 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * One INFO line per finished call, for example {@code method=CreateVolume volume=pvc-1 code=OK
- * duration=12.3ms}, plus {@code error="..."} when it failed. At FINE also each request, with its
- * secrets stripped. Outermost interceptor, so it sees the status the client gets.
+ * One line per finished call, for example {@code method=CreateVolume name=pvc-1
+ * volume_id=default_3q... code=OK duration=12.3ms}: the request's names and IDs under their CSI
+ * field names, the ID a create minted (from its response), the code and the duration, plus {@code
+ * error="..."} when it failed. OK is logged at INFO, a failure at WARNING, INTERNAL and UNKNOWN (a
+ * bug or a failure of the node, not of the request) at SEVERE with the cause's stack trace in the
+ * same record. At FINE also each request, with its secrets stripped. Outermost interceptor, so it
+ * sees the status the client gets, and the cause {@link ErrorMapping} kept in it.
  */
 public final class RequestLogging implements ServerInterceptor {
 
     private static final Logger LOG = Logger.getLogger(RequestLogging.class.getName());
 
-    /** Which request field names the volume a call is about, in order of preference. */
-    private static final List<String> VOLUME_FIELDS = List.of("volume_id", "name", "snapshot_id", "source_volume_id");
+    /** The request fields that name what a call is about, in the order they are written. */
+    private static final List<String> ID_FIELDS = List.of("name", "volume_id", "source_volume_id", "snapshot_id");
 
-    private final ConcurrentHashMap<Descriptor, List<FieldDescriptor>> volumeFields = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Descriptor, List<FieldDescriptor>> idFields = new ConcurrentHashMap<>();
     private final SecretStripper stripper = new SecretStripper();
 
     @Override
@@ -38,6 +43,12 @@ public final class RequestLogging implements ServerInterceptor {
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         Rpc rpc = new Rpc(call.getMethodDescriptor().getBareMethodName(), System.nanoTime());
         ServerCall<Q, R> logged = new SimpleForwardingServerCall<>(call) {
+            @Override
+            public void sendMessage(R message) {
+                rpc.minted = minted(message);
+                super.sendMessage(message);
+            }
+
             @Override
             public void close(Status status, Metadata trailers) {
                 // Logged before the answer leaves, so the line exists once the client has it.
@@ -49,7 +60,7 @@ public final class RequestLogging implements ServerInterceptor {
             @Override
             public void onMessage(Q message) {
                 if (message instanceof Message request) {
-                    rpc.volume = volumeOf(request);
+                    rpc.ids = idsOf(request);
                     if (LOG.isLoggable(Level.FINE)) {
                         LOG.fine("method=" + rpc.method + " request={" + stripper.toText(request) + "}");
                     }
@@ -65,30 +76,57 @@ public final class RequestLogging implements ServerInterceptor {
         };
     }
 
-    private Optional<String> volumeOf(Message request) {
-        for (FieldDescriptor field : volumeFields.computeIfAbsent(request.getDescriptorForType(), RequestLogging::volumeFieldsOf)) {
+    /** {@code name=pvc-1 volume_id=...}: each ID field the request sets, in {@link #ID_FIELDS} order. */
+    private String idsOf(Message request) {
+        StringBuilder ids = new StringBuilder();
+        for (FieldDescriptor field : idFields.computeIfAbsent(request.getDescriptorForType(), RequestLogging::idFieldsOf)) {
             String value = (String) request.getField(field);
             if (!value.isEmpty()) {
-                return Optional.of(value);
+                ids.append(' ').append(field.getName()).append('=').append(value(value));
             }
         }
-        return Optional.empty();
+        return ids.toString();
     }
 
-    private static List<FieldDescriptor> volumeFieldsOf(Descriptor type) {
-        return VOLUME_FIELDS.stream()
+    private static List<FieldDescriptor> idFieldsOf(Descriptor type) {
+        return ID_FIELDS.stream()
                 .map(type::findFieldByName)
                 .filter(f -> f != null && !f.isRepeated() && f.getJavaType() == FieldDescriptor.JavaType.STRING)
                 .toList();
     }
 
-    /** One call's facts. The volume is written by the listener and read when the call closes. */
+    /** The ID a create answered with, which its request cannot name: the link from a name to its volume. */
+    private static String minted(Object response) {
+        return switch (response) {
+            case CreateVolumeResponse r when !r.getVolume().getVolumeId().isEmpty() ->
+                    " volume_id=" + value(r.getVolume().getVolumeId());
+            case CreateSnapshotResponse r when !r.getSnapshot().getSnapshotId().isEmpty() ->
+                    " snapshot_id=" + value(r.getSnapshot().getSnapshotId());
+            default -> "";
+        };
+    }
+
+    private static String value(String value) {
+        return value.chars().anyMatch(c -> c <= ' ' || c == '"' || c == '=') ? LogFormat.quoted(value) : value;
+    }
+
+    /** The level an operator should see a call's line at. */
+    static Level levelOf(Status.Code code) {
+        return switch (code) {
+            case OK -> Level.INFO;
+            case INTERNAL, UNKNOWN -> Level.SEVERE;
+            default -> Level.WARNING;
+        };
+    }
+
+    /** One call's facts. The IDs are written by the listener and the call, and read when it closes. */
     private static final class Rpc {
 
         private final String method;
         private final long started;
         private final AtomicBoolean finished = new AtomicBoolean();
-        private volatile Optional<String> volume = Optional.empty();
+        private volatile String ids = "";
+        private volatile String minted = "";
 
         Rpc(String method, long started) {
             this.method = method;
@@ -100,14 +138,15 @@ public final class RequestLogging implements ServerInterceptor {
                 return;
             }
             double millis = (System.nanoTime() - started) / 1e6;
-            StringBuilder line = new StringBuilder("method=").append(method);
-            volume.ifPresent(v -> line.append(" volume=").append(value(v)));
+            StringBuilder line = new StringBuilder("method=").append(method).append(ids).append(minted);
             line.append(" code=").append(status.getCode());
             line.append(String.format(Locale.ROOT, " duration=%.1fms", millis));
             if (!status.isOk()) {
-                line.append(" error=").append(quoted(description(status)));
+                line.append(" error=").append(LogFormat.quoted(description(status)));
             }
-            LOG.info(line.toString());
+            Level level = levelOf(status.getCode());
+            // Only a failure of the driver itself earns its stack trace; a refused request is explained by its error.
+            LOG.log(level, line.toString(), level == Level.SEVERE ? status.getCause() : null);
         }
 
         private static String description(Status status) {
@@ -115,25 +154,6 @@ public final class RequestLogging implements ServerInterceptor {
                 return status.getDescription();
             }
             return status.getCause() != null ? status.getCause().toString() : "";
-        }
-
-        private static String value(String value) {
-            return value.chars().anyMatch(c -> c <= ' ' || c == '"' || c == '=') ? quoted(value) : value;
-        }
-
-        private static String quoted(String text) {
-            StringBuilder out = new StringBuilder("\"");
-            for (char c : text.toCharArray()) {
-                switch (c) {
-                    case '"' -> out.append("\\\"");
-                    case '\\' -> out.append("\\\\");
-                    case '\n' -> out.append("\\n");
-                    case '\r' -> out.append("\\r");
-                    case '\t' -> out.append("\\t");
-                    default -> out.append(c);
-                }
-            }
-            return out.append('"').toString();
         }
     }
 }

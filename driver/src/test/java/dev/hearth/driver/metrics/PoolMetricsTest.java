@@ -58,6 +58,9 @@ class PoolMetricsTest {
         new PoolMetrics(pools, p -> p.name().equals("fast") ? 2 : 0).bindTo(registry);
 
         assertThat(scrape()).contains(
+                "# TYPE hearth_pool_healthy gauge",
+                "hearth_pool_healthy{kind=\"file\",pool=\"default\"} 1.0",
+                "hearth_pool_healthy{kind=\"file\",pool=\"fast\"} 1.0",
                 "# TYPE hearth_pool_capacity_bytes gauge",
                 "hearth_pool_capacity_bytes{kind=\"file\",pool=\"default\"} " + (double) (64 * MIB),
                 "hearth_pool_capacity_bytes{kind=\"file\",pool=\"fast\"} " + (double) (64 * MIB),
@@ -85,34 +88,70 @@ class PoolMetricsTest {
     }
 
     @Test
-    void aPoolThatCannotAnswerShowsNaNWhileTheOthersScrapeAsUsual() throws Exception {
+    void aPoolThatCannotAnswerReadsUnhealthyAndKeepsItsLastNumbersWhileTheOthersScrapeAsUsual() throws Exception {
         open("default");
+        FilePool broken = open("broken");
+        broken.create(new VolumeRequest("v1", new CapacityRange(8 * MIB, 0), Map.of()));
+        new PoolMetrics(pools, p -> 3).bindTo(registry);
+        List<String> before = brokenPoolLines();
+
+        deleteRecursively(dir.resolve("broken"));
+
+        assertThat(scrape()).contains(
+                "hearth_pool_healthy{kind=\"file\",pool=\"broken\"} 0.0",
+                "hearth_pool_healthy{kind=\"file\",pool=\"default\"} 1.0",
+                "hearth_pool_capacity_bytes{kind=\"file\",pool=\"broken\"} " + (double) (64 * MIB),
+                "hearth_pool_allocated_bytes{kind=\"file\",pool=\"broken\"} " + (double) (8 * MIB),
+                "hearth_pool_volumes{kind=\"file\",pool=\"broken\"} 1.0",
+                "hearth_pool_capacity_bytes{kind=\"file\",pool=\"default\"} " + (double) (64 * MIB));
+        assertThat(brokenPoolLines()).as("every number as it was before the directory went")
+                .isEqualTo(before.stream().map(l -> l.replace("healthy{kind=\"file\",pool=\"broken\"} 1.0",
+                        "healthy{kind=\"file\",pool=\"broken\"} 0.0")).toList());
+        assertThat(scrape()).noneMatch(l -> l.endsWith("NaN"));
+    }
+
+    @Test
+    void aPoolThatNeverAnsweredReadsZeroNotNaN() throws Exception {
         open("broken");
         new PoolMetrics(pools, p -> 0).bindTo(registry);
 
         deleteRecursively(dir.resolve("broken"));
 
         assertThat(scrape()).contains(
-                "hearth_pool_capacity_bytes{kind=\"file\",pool=\"broken\"} NaN",
-                "hearth_pool_allocated_bytes{kind=\"file\",pool=\"broken\"} NaN",
-                "hearth_pool_available_bytes{kind=\"file\",pool=\"broken\"} NaN",
-                "hearth_pool_capacity_bytes{kind=\"file\",pool=\"default\"} " + (double) (64 * MIB));
+                "hearth_pool_healthy{kind=\"file\",pool=\"broken\"} 0.0",
+                "hearth_pool_capacity_bytes{kind=\"file\",pool=\"broken\"} 0.0",
+                "hearth_pool_available_bytes{kind=\"file\",pool=\"broken\"} 0.0",
+                "hearth_pool_volumes{kind=\"file\",pool=\"broken\"} 0.0")
+                .noneMatch(l -> l.endsWith("NaN"));
     }
 
     @Test
-    void aSnapshotCountThatFailsShowsNaNForSnapshotsOnly() throws Exception {
+    void aPoolWhoseDirectoryComesBackIsHealthyAgain() throws Exception {
+        open("default");
+        new PoolMetrics(pools, p -> 0).bindTo(registry);
+        deleteRecursively(dir.resolve("default"));
+        assertThat(scrape()).contains("hearth_pool_healthy{kind=\"file\",pool=\"default\"} 0.0");
+
+        Files.createDirectory(dir.resolve("default"));
+
+        assertThat(scrape()).contains("hearth_pool_healthy{kind=\"file\",pool=\"default\"} 1.0");
+    }
+
+    @Test
+    void aSnapshotCountThatFailsKeepsZeroForSnapshotsOnly() throws Exception {
         open("default");
         new PoolMetrics(pools, p -> {
             throw new UnsupportedOperationException("no snapshots in this kind of pool");
         }).bindTo(registry);
 
         assertThat(scrape()).contains(
-                "hearth_pool_snapshots{kind=\"file\",pool=\"default\"} NaN",
+                "hearth_pool_snapshots{kind=\"file\",pool=\"default\"} 0.0",
+                "hearth_pool_healthy{kind=\"file\",pool=\"default\"} 1.0",
                 "hearth_pool_volumes{kind=\"file\",pool=\"default\"} 0.0");
     }
 
     @Test
-    void aFailingReadIsLoggedOnceAtFineNotOnEveryScrape() throws Exception {
+    void aFailingReadIsAWarningOnceNotOnEveryScrape() throws Exception {
         open("broken");
         new PoolMetrics(pools, p -> 0).bindTo(registry);
         deleteRecursively(dir.resolve("broken"));
@@ -123,11 +162,13 @@ class PoolMetricsTest {
             scrape();
 
             // Once for the space (three gauges, one read) and once for the volumes.
-            assertThat(log.records()).allMatch(r -> r.getLevel() == Level.FINE)
+            assertThat(log.records()).allMatch(r -> r.getLevel() == Level.WARNING)
                     .extracting(LogRecord::getMessage)
                     .satisfiesExactlyInAnyOrder(
-                            m -> assertThat(m).startsWith("pool 'broken': cannot read its capacity for metrics, reporting NaN: "),
-                            m -> assertThat(m).startsWith("pool 'broken': cannot read its volumes for metrics, reporting NaN: "));
+                            m -> assertThat(m).startsWith(
+                                    "pool 'broken': cannot read its capacity for metrics, keeping the last value: "),
+                            m -> assertThat(m).startsWith(
+                                    "pool 'broken': cannot read its volumes for metrics, keeping the last value: "));
         }
     }
 
@@ -147,11 +188,15 @@ class PoolMetricsTest {
             failing.set(false);
             assertThat(scrape()).contains("hearth_pool_snapshots{kind=\"file\",pool=\"default\"} 1.0");
             failing.set(true);
-            scrape();
+            assertThat(scrape()).contains("hearth_pool_snapshots{kind=\"file\",pool=\"default\"} 1.0");
 
             assertThat(log.records()).extracting(LogRecord::getMessage).hasSize(2)
                     .allMatch(m -> m.startsWith("pool 'default': cannot read its snapshots"));
         }
+    }
+
+    private List<String> brokenPoolLines() {
+        return scrape().stream().filter(l -> l.startsWith("hearth_pool_") && l.contains("pool=\"broken\"")).toList();
     }
 
     private double gauge(String name, String pool) {

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.logging.Level;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -141,6 +142,46 @@ class ErrorMappingTest {
 
         assertThat(status.getCode()).isEqualTo(Status.Code.INTERNAL);
         assertThat(status.getDescription()).isEqualTo("pool map is empty");
+    }
+
+    @Test
+    void aMappedFailureIsLoggedOnlyAtFineLeavingItToTheCallsLine() throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) -> {
+            throw new StorageException.Failed("mkfs.ext4 exited 1", new IOException("boom"));
+        });
+
+        try (CapturedLog log = CapturedLog.of(ErrorMapping.class, Level.FINE)) {
+            failureOf(stub);
+
+            assertThat(log.records()).singleElement().satisfies(r -> {
+                assertThat(r.getLevel()).isEqualTo(Level.FINE);
+                assertThat(r.getMessage()).isEqualTo(
+                        "answering INTERNAL for dev.hearth.storage.StorageException$Failed: mkfs.ext4 exited 1");
+            });
+        }
+    }
+
+    @Test
+    void aFailureAfterTheAnswerIsAWarningWithItsStackTrace() throws IOException {
+        IllegalStateException late = new IllegalStateException("late failure");
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) -> {
+            responses.onNext(GetPluginInfoResponse.newBuilder().setName("answered").build());
+            responses.onCompleted();
+            throw late;
+        });
+
+        try (CapturedLog log = CapturedLog.of(ErrorMapping.class, Level.INFO)) {
+            stub.getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+
+            TestServer.waitUntil(() -> !log.records().isEmpty());
+            assertThat(log.records()).singleElement().satisfies(r -> {
+                assertThat(r.getLevel()).isEqualTo(Level.WARNING);
+                assertThat(r.getMessage()).isEqualTo("handler failed after it had answered; nothing more to tell the client");
+                assertThat(r.getThrown()).isSameAs(late);
+            });
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test

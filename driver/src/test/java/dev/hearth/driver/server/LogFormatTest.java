@@ -3,6 +3,7 @@ package dev.hearth.driver.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -37,16 +38,31 @@ class LogFormatTest {
     }
 
     @Test
-    void stackTraceFollowsOnItsOwnLines() {
+    void stackTraceIsFoldedIntoTheSameLineAsAQuotedField() {
         LogRecord record = record(Level.SEVERE, "unexpected failure");
-        record.setThrown(new IllegalStateException("pool map is empty"));
+        record.setThrown(new IllegalStateException("pool map is \"empty\"", new IOException("disk gone")));
 
         String text = new LogFormat().format(record);
 
-        assertThat(text.lines())
-                .first()
-                .isEqualTo("2026-11-21T19:40:00.123Z ERROR unexpected failure");
-        assertThat(text.lines().skip(1).findFirst()).hasValue("java.lang.IllegalStateException: pool map is empty");
+        assertThat(text.lines()).singleElement().asString()
+                .startsWith("2026-11-21T19:40:00.123Z ERROR unexpected failure stack=\"java.lang.IllegalStateException: "
+                        + "pool map is \\\"empty\\\"\\n\\tat dev.hearth.driver.server.LogFormatTest.")
+                .contains("\\nCaused by: java.io.IOException: disk gone\\n\\t")
+                .endsWith("\"");
+        assertThat(text).endsWith(System.lineSeparator());
+    }
+
+    @Test
+    void lineBreaksInAMessageAreEscaped() {
+        String line = new LogFormat().format(record(Level.WARNING, "mkfs.ext4 failed: {0}", "line one\nline two\r\n"));
+
+        assertThat(line).isEqualTo("2026-11-21T19:40:00.123Z WARN  mkfs.ext4 failed: line one\\nline two\\r\\n"
+                + System.lineSeparator());
+    }
+
+    @Test
+    void quotedEscapesWhatWouldEndTheFieldOrTheLine() {
+        assertThat(LogFormat.quoted("a \"b\" c\\d\te\nf\rg\u0001")).isEqualTo("\"a \\\"b\\\" c\\\\d\\te\\nf\\rg\\u0001\"");
     }
 
     @Test
@@ -73,6 +89,7 @@ class LogFormatTest {
             hearth.fine("hearth detail");
             library.fine("library detail");
             library.info("library news");
+            hearth.log(Level.SEVERE, "it broke", new IllegalStateException("deep down"));
         } finally {
             System.setErr(original);
             LogManager.getLogManager().readConfiguration();
@@ -82,6 +99,7 @@ class LogFormatTest {
         assertThat(text.lines())
                 .satisfiesExactly(
                         l -> assertThat(l).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z DEBUG hearth detail"),
-                        l -> assertThat(l).endsWith(" INFO  library news"));
+                        l -> assertThat(l).endsWith(" INFO  library news"),
+                        l -> assertThat(l).contains(" ERROR it broke stack=\"java.lang.IllegalStateException: deep down\\n\\tat "));
     }
 }

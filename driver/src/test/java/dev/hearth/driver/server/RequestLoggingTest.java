@@ -11,12 +11,17 @@ import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.driver.server.TestServer.Transport;
 import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.LogRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -62,9 +67,14 @@ class RequestLoggingTest {
         return ControllerGrpc.newBlockingStub(server.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 
+    /** The calls' lines: what is logged at INFO and above, without the requests at FINE. */
+    private List<LogRecord> lines() {
+        return log.records().stream().filter(r -> r.getLevel().intValue() >= Level.INFO.intValue()).toList();
+    }
+
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void logsOneLineWithMethodVolumeCodeAndDuration(Transport transport) throws Exception {
+    void logsOneInfoLineWithMethodNameMintedVolumeIdCodeAndDuration(Transport transport) throws Exception {
         ControllerGrpc.ControllerBlockingStub stub = serve(transport);
 
         stub.createVolume(CreateVolumeRequest.newBuilder()
@@ -76,7 +86,7 @@ class RequestLoggingTest {
         assertThat(log.messages(Level.INFO))
                 .singleElement()
                 .asString()
-                .matches("method=CreateVolume volume=pvc-1 code=OK" + DURATION);
+                .matches("method=CreateVolume name=pvc-1 volume_id=hv-pvc-1 code=OK" + DURATION);
     }
 
     @Test
@@ -106,11 +116,12 @@ class RequestLoggingTest {
 
         stub.createVolume(CreateVolumeRequest.newBuilder().setName("pvc-1").build());
 
-        assertThat(log.messages()).singleElement().asString().startsWith("method=CreateVolume volume=pvc-1 code=OK");
+        assertThat(log.messages()).singleElement().asString()
+                .startsWith("method=CreateVolume name=pvc-1 volume_id=hv-pvc-1 code=OK");
     }
 
     @Test
-    void failedCallCarriesTheMappedCodeAndItsDescription() throws Exception {
+    void failedCallIsAWarningWithTheMappedCodeAndItsDescription() throws Exception {
         ControllerGrpc.ControllerBlockingStub stub = serve(Transport.UNIX);
 
         try {
@@ -119,15 +130,67 @@ class RequestLoggingTest {
             // The log line is what this test is about.
         }
 
-        assertThat(log.messages(Level.INFO))
+        assertThat(lines())
                 .singleElement()
+                .satisfies(r -> assertThat(r.getLevel()).isEqualTo(Level.WARNING))
+                .satisfies(r -> assertThat(r.getThrown()).as("no stack trace for a refused request").isNull())
+                .extracting(LogRecord::getMessage)
                 .asString()
-                .matches("method=DeleteVolume volume=missing code=NOT_FOUND" + DURATION
+                .matches("method=DeleteVolume volume_id=missing code=NOT_FOUND" + DURATION
                         + " error=\"volume \\\\\"missing\\\\\" does not exist\"");
     }
 
     @Test
-    void callTurnedAwayByTheVolumeLockIsLoggedAsAborted() throws Exception {
+    void internalFailureIsAnErrorCarryingItsStackTraceInTheSameRecord() throws Exception {
+        ControllerGrpc.ControllerBlockingStub stub = serve(Transport.UNIX);
+
+        try {
+            stub.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("broken").build());
+        } catch (StatusRuntimeException expected) {
+            // The log line is what this test is about.
+        }
+
+        assertThat(lines()).hasSize(1);
+        LogRecord record = lines().getFirst();
+        assertThat(record.getLevel()).isEqualTo(Level.SEVERE);
+        assertThat(new LogFormat().format(record).lines())
+                .singleElement()
+                .asString()
+                .matches("\\S+ ERROR method=DeleteVolume volume_id=broken code=INTERNAL" + DURATION
+                        + " error=\"cannot read volume broken\" stack=\"dev\\.hearth\\.storage\\.StorageException\\$Failed: "
+                        + "cannot read volume broken\\\\n\\\\tat .*\\\\nCaused by: java\\.io\\.IOException: Input/output error.*\"");
+    }
+
+    /** What an operator reads: with the driver's log format, a failed call is one line and nothing else. */
+    @Test
+    void internalFailureWritesOneLineToStderrAndNoTraceBeforeIt() throws Exception {
+        ControllerGrpc.ControllerBlockingStub stub = serve(Transport.UNIX);
+        PrintStream original = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            LogFormat.install(Level.INFO);
+            try {
+                stub.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("broken").build());
+            } catch (StatusRuntimeException expected) {
+                // The log is what this test is about.
+            }
+        } finally {
+            System.setErr(original);
+            LogManager.getLogManager().readConfiguration();
+        }
+
+        List<String> lines = captured.toString(StandardCharsets.UTF_8).lines().toList();
+        assertThat(lines).allMatch(l -> l.matches("\\d{4}-\\d\\d-\\d\\dT\\S+Z (ERROR|WARN |INFO ) .*"),
+                "every line is a record of its own");
+        assertThat(lines).filteredOn(l -> l.contains("broken"))
+                .singleElement()
+                .asString()
+                .contains(" ERROR method=DeleteVolume volume_id=broken code=INTERNAL ", " stack=\"");
+    }
+
+    @Test
+    void callTurnedAwayByTheVolumeLockIsAWarningAndTheCallThatHeldItInfo() throws Exception {
         ControllerGrpc.ControllerBlockingStub stub = serve(Transport.TCP);
         Thread first = Thread.ofVirtual().start(
                 () -> stub.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("slow").build()));
@@ -141,15 +204,20 @@ class RequestLoggingTest {
         controller.release.countDown();
         first.join(Duration.ofSeconds(10));
 
-        assertThat(log.messages(Level.INFO))
+        assertThat(lines())
                 .satisfiesExactly(
-                        m -> assertThat(m).matches("method=DeleteVolume volume=slow code=ABORTED" + DURATION
-                                + " error=\"an operation on volume 'slow' is already in progress\""),
-                        m -> assertThat(m).matches("method=DeleteVolume volume=slow code=OK" + DURATION));
+                        r -> assertThat(r).satisfies(
+                                x -> assertThat(x.getLevel()).isEqualTo(Level.WARNING),
+                                x -> assertThat(x.getMessage()).matches("method=DeleteVolume volume_id=slow code=ABORTED"
+                                        + DURATION + " error=\"an operation on volume 'slow' is already in progress\"")),
+                        r -> assertThat(r).satisfies(
+                                x -> assertThat(x.getLevel()).isEqualTo(Level.INFO),
+                                x -> assertThat(x.getMessage()).matches("method=DeleteVolume volume_id=slow code=OK"
+                                        + DURATION)));
     }
 
     @Test
-    void callWithoutVolumeFieldsHasNoVolume() throws Exception {
+    void callWithoutIdFieldsHasNone() throws Exception {
         serve(Transport.UNIX);
 
         IdentityGrpc.newBlockingStub(server.channel()).getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
@@ -158,15 +226,17 @@ class RequestLoggingTest {
     }
 
     @Test
-    void nameComesBeforeSourceVolumeId() throws Exception {
+    void createSnapshotLineCarriesNameSourceAndTheMintedSnapshotId() throws Exception {
         ControllerGrpc.ControllerBlockingStub stub = serve(Transport.UNIX);
 
-        stub.createSnapshot(CreateSnapshotRequest.newBuilder().setSourceVolumeId("hv-1").build());
         stub.createSnapshot(CreateSnapshotRequest.newBuilder().setSourceVolumeId("hv-1").setName("snap-1").build());
+        stub.createSnapshot(CreateSnapshotRequest.newBuilder().setSourceVolumeId("hv-1").build());
 
         assertThat(log.messages(Level.INFO))
                 .satisfiesExactly(
-                        m -> assertThat(m).startsWith("method=CreateSnapshot volume=hv-1 code=OK"),
-                        m -> assertThat(m).startsWith("method=CreateSnapshot volume=snap-1 code=OK"));
+                        m -> assertThat(m).matches(
+                                "method=CreateSnapshot name=snap-1 source_volume_id=hv-1 snapshot_id=hs-snap-1 code=OK"
+                                        + DURATION),
+                        m -> assertThat(m).matches("method=CreateSnapshot source_volume_id=hv-1 code=OK" + DURATION));
     }
 }

@@ -11,10 +11,12 @@ import dev.hearth.csi.v1.DeleteVolumeResponse;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
 import dev.hearth.csi.v1.GetPluginInfoResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.Snapshot;
 import dev.hearth.csi.v1.Volume;
 import dev.hearth.storage.StorageException;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,9 +44,10 @@ final class TestServices {
 
     /**
      * A Controller for the interceptors around it. DeleteVolume of "slow" blocks until {@link #release}d,
-     * of "missing" throws a storage NotFound, of any other volume returns at once; the handler's runs
-     * are counted per volume. CreateVolume answers with the volume "hv-" and the name, CreateSnapshot
-     * with an empty response.
+     * of "missing" throws a storage NotFound, of "broken" a storage Failed caused by an IOException
+     * (INTERNAL), of any other volume returns at once; the handler's runs are counted per volume.
+     * CreateVolume answers with the volume "hv-" and the name, CreateSnapshot with the snapshot "hs-"
+     * and the name, or with an empty response for a request without a name.
      */
     static final class Controller extends ControllerGrpc.ControllerImplBase {
         final CountDownLatch entered = new CountDownLatch(1);
@@ -67,6 +70,8 @@ final class TestServices {
                     await(release);
                 }
                 case "missing" -> throw new StorageException.NotFound("volume \"missing\" does not exist");
+                case "broken" -> throw new StorageException.Failed("cannot read volume broken",
+                        new IOException("Input/output error"));
                 default -> {}
             }
             responses.onNext(DeleteVolumeResponse.getDefaultInstance());
@@ -83,7 +88,10 @@ final class TestServices {
 
         @Override
         public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> responses) {
-            responses.onNext(CreateSnapshotResponse.getDefaultInstance());
+            responses.onNext(request.getName().isEmpty() ? CreateSnapshotResponse.getDefaultInstance()
+                    : CreateSnapshotResponse.newBuilder()
+                            .setSnapshot(Snapshot.newBuilder().setSnapshotId("hs-" + request.getName()))
+                            .build());
             responses.onCompleted();
         }
 

@@ -9,6 +9,7 @@ import dev.hearth.linux.LoopDevice;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
@@ -22,6 +23,7 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.VolumeSource;
 import dev.hearth.storage.fs.FilesystemIdentity;
+import dev.hearth.storage.mount.Freezer;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -51,6 +53,8 @@ public final class FilePool implements Pool {
     public static final String PROVISIONING = "hearth.dev/provisioning";
     static final String LOCK_FILE = ".hearth.lock";
     static final String SNAPSHOTS = "snapshots";
+    /** Records of filesystems frozen for a copy, so a crash inside the freeze is undone at the next start. */
+    static final String FREEZES = ".frozen";
     static final long GRANULARITY = Allocation.GRANULARITY;
 
     private static final System.Logger LOG = System.getLogger(FilePool.class.getName());
@@ -60,15 +64,16 @@ public final class FilePool implements Pool {
     private final FileImages volumes;
     private final FileImages snapshots;
     private final Allocation allocation;
-    private final FrozenCopy copier = new FrozenCopy();
+    private final FrozenCopy copier;
     private final FileSnapshots snapshotStore;
     private final XfsClones xfsClones;
     private final LoopAttachments loops;
     /** Held while the pool is open: one driver per pool directory. */
     private final FileChannel ownership;
 
-    private FilePool(FilePoolConfig config, FileChannel ownership, ToolRunner tools) {
+    private FilePool(FilePoolConfig config, FileChannel ownership, ToolRunner tools, Freezer freezer) {
         this.config = config;
+        this.copier = new FrozenCopy(freezer);
         this.directory = config.directory();
         this.volumes = new FileImages(directory);
         this.snapshots = new FileImages(directory.resolve(SNAPSHOTS));
@@ -103,7 +108,15 @@ public final class FilePool implements Pool {
             throw new IOException("pool '" + config.name() + "': directory " + config.directory()
                     + " is in use by another hearth driver");
         }
-        FilePool pool = new FilePool(config, ownership, tools);
+        FilePool pool;
+        try {
+            Freezer freezer = new Freezer(config.directory().resolve(FREEZES), Freezer.DEFAULT_LIMIT);
+            freezer.thawLeftovers();
+            pool = new FilePool(config, ownership, tools, freezer);
+        } catch (IOException | RuntimeException e) {
+            ownership.close();
+            throw e;
+        }
         pool.volumes.removeUnfinished();
         pool.snapshots.removeUnfinished();
         return pool;
@@ -335,6 +348,16 @@ public final class FilePool implements Pool {
             }
         } catch (IOException | RuntimeException e) {
             cause.addSuppressed(e);
+        }
+    }
+
+    @Override
+    public Emptiness emptiness(VolumeId id) {
+        find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        try {
+            return ImageEmptiness.of(ImageFiles.of(directory, id).image());
+        } catch (IOException e) {
+            return new Emptiness.Unknown("its image could not be read: " + e.getMessage());
         }
     }
 

@@ -57,6 +57,9 @@ final class FileSnapshots {
             files.partial().toFile().delete();
             files.image().toFile().delete();
             throw new StorageException.Failed("snapshotting volume " + source + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            files.partial().toFile().delete(); // a copy refused or cut short: nothing half-made stays
+            throw e;
         }
     }
 

@@ -8,17 +8,26 @@ import java.util.stream.Collectors;
 
 /** The filesystems hearth makes on volumes. */
 public enum FilesystemType {
-    EXT4("ext4"),
-    XFS("xfs"),
-    BTRFS("btrfs");
+    EXT4("ext4", 0),
+    /** mkfs.xfs refuses anything below 300 MiB (xfsprogs 5.19 and later). */
+    XFS("xfs", 300L << 20),
+    /** mkfs.btrfs 6.2 needs 109 MiB for its default profiles; later versions a little more. */
+    BTRFS("btrfs", 128L << 20);
 
     /** What a request that names no filesystem gets (CSI leaves fsType empty to mean "default"). */
     public static final FilesystemType DEFAULT = EXT4;
 
     private final String kernelName;
+    private final long minimumBytes;
 
-    FilesystemType(String kernelName) {
+    FilesystemType(String kernelName, long minimumBytes) {
         this.kernelName = kernelName;
+        this.minimumBytes = minimumBytes;
+    }
+
+    /** The smallest volume mkfs makes this filesystem on; a smaller one could be created but never staged. */
+    public long minimumBytes() {
+        return minimumBytes;
     }
 
     /** The name mount(2) and blkid use. */

@@ -2,11 +2,13 @@ package dev.hearth.storage.mount;
 
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Errno;
+import dev.hearth.linux.Freeze;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountFlags;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
+import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
@@ -19,10 +21,12 @@ import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -33,6 +37,8 @@ import java.util.stream.Collectors;
  * continues where the last one stopped.
  */
 public final class Mounter {
+
+    private static final System.Logger LOG = System.getLogger(Mounter.class.getName());
 
     private final Formatter formatter;
     private final FormatJournal journal;
@@ -51,12 +57,17 @@ public final class Mounter {
         this.defaultType = defaultType;
     }
 
+    /** What a blank volume gets when the request names no filesystem. */
+    public FilesystemType defaultType() {
+        return defaultType;
+    }
+
     /**
      * Mounts the device's filesystem at the staging path, first making one if (and only if) the
      * device is provably empty. {@code requested} empty means "whatever is there, else the default".
      */
-    public void stageFilesystem(VolumeId volume, Path device, Path staging, Optional<FilesystemType> requested,
-            List<String> options) {
+    public void stageFilesystem(VolumeId volume, Path device, EmptyProof proof, Path staging,
+            Optional<FilesystemType> requested, List<String> options) {
         MountFlags.Parsed flags = parseOptions(options);
         Optional<MountEntry> mounted = mountAt(staging);
         if (mounted.isPresent()) {
@@ -64,11 +75,19 @@ public final class Mounter {
                 throw new StorageException.Conflict("staging path " + staging + " already has "
                         + mounted.get().source() + " mounted, not " + device);
             }
+            if (requested.isPresent() && !requested.get().kernelName().equals(mounted.get().fsType())) {
+                throw new StorageException.Conflict("volume " + volume + " is already staged at " + staging + " as "
+                        + mounted.get().fsType() + ", not " + requested.get().kernelName());
+            }
             return;
         }
+        blockPublication(device).ifPresent(target -> {
+            throw new StorageException.Conflict("volume " + volume + " is published as a raw block device at "
+                    + target + "; it cannot be staged as a filesystem too");
+        });
         requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
         makeDirectory(staging, "staging path", staging);
-        FilesystemType type = prepareFilesystem(volume, device, requested);
+        FilesystemType type = prepareFilesystem(volume, device, proof, requested);
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
         if (type == FilesystemType.EXT4 && !mountedAnywhere(device)) {
             grower.growUnmountedExt4(device);
@@ -87,10 +106,44 @@ public final class Mounter {
         }
     }
 
-    private FilesystemType prepareFilesystem(VolumeId volume, Path device, Optional<FilesystemType> requested) {
+    /**
+     * Stages a block volume: nothing to mount, but the staging path must not hold this volume's
+     * filesystem (staged before as a filesystem, it would be written underneath a mounted one).
+     */
+    public void stageBlock(VolumeId volume, Path device, Path staging) {
+        Optional<MountEntry> mounted = mountAt(staging);
+        if (mounted.isPresent()) {
+            String what = device.toString().equals(mounted.get().source())
+                    ? "volume " + volume + " is already staged there as a " + mounted.get().fsType() + " filesystem"
+                    : mounted.get().source() + " is mounted there";
+            throw new StorageException.Conflict("cannot stage a block volume at " + staging + ": " + what);
+        }
+    }
+
+    /** Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. */
+    private static Optional<Path> blockPublication(Path device) {
+        try {
+            Optional<MountEntry> containing = MountInfo.containing(device);
+            if (containing.isEmpty()) {
+                return Optional.empty(); // no mount holds the device node: nothing can bind it either
+            }
+            MountEntry devices = containing.get();
+            List<Path> views = ReadOnlyViews.of(device);
+            return MountInfo.read().stream()
+                    .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
+                    .map(MountEntry::mountPoint)
+                    .findFirst();
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    private FilesystemType prepareFilesystem(VolumeId volume, Path device, EmptyProof proof,
+            Optional<FilesystemType> requested) {
         ProbeResult probe;
         long size;
         try {
+            flush(device); // what a raw user wrote and the page cache still holds must reach the backing store
             size = BlockDevices.size(device);
             probe = SignatureProbe.probe(device, size);
         } catch (IOException e) {
@@ -105,6 +158,11 @@ public final class Mounter {
         }
         switch (probe) {
             case ProbeResult.Empty empty -> {
+                Emptiness emptiness = proof.emptiness();
+                if (!(emptiness instanceof Emptiness.Proven)) {
+                    throw new StorageException.Precondition("refusing to format " + device + " of volume " + volume
+                            + ": it has no signature, but it is not provably empty: " + emptiness.describe());
+                }
                 journal.begin(volume, device);
                 try {
                     format(device, wanted, () -> formatter.format(device, wanted, size));
@@ -148,8 +206,33 @@ public final class Mounter {
         }
     }
 
-    /** Unmounts everything stacked on the staging path; nothing mounted is fine. */
+    /** Where the proof that a blank-looking device was never written comes from: its pool. */
+    @FunctionalInterface
+    public interface EmptyProof {
+        Emptiness emptiness();
+    }
+
+    private static void flush(Path device) throws IOException {
+        try (FileChannel channel = FileChannel.open(device, StandardOpenOption.READ)) {
+            channel.force(false);
+        }
+    }
+
+    /**
+     * Unmounts everything stacked on the staging path; nothing mounted is fine. A filesystem still
+     * frozen (a driver killed inside a snapshot's freeze) is thawed first: unmounted while frozen, it
+     * would stay alive and frozen with no path left to thaw it, holding its device for good.
+     */
     public void unstage(Path staging) {
+        if (isMounted(staging)) {
+            try {
+                if (Freeze.thaw(staging)) {
+                    LOG.log(System.Logger.Level.WARNING, "thawed " + staging + " before unstaging it: it was left frozen");
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "thaw before unstaging " + staging + ": " + e.getMessage());
+            }
+        }
         unmountAll(staging);
     }
 
@@ -192,6 +275,9 @@ public final class Mounter {
      */
     public void applyGroup(Path root, int gid) {
         try {
+            if (Files.getFileStore(root).isReadOnly()) {
+                return; // mounted read-only (a mount option): nothing can be written there, by any group
+            }
             Files.setAttribute(root, "unix:gid", gid);
             int mode = (Integer) Files.getAttribute(root, "unix:mode");
             Files.setAttribute(root, "unix:mode", (mode & 07777) | 02070);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.FileOps;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
@@ -14,8 +15,11 @@ import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
+import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.file.ImageEmptiness;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.fs.Grower;
@@ -23,13 +27,19 @@ import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -63,6 +73,19 @@ class MounterTest {
         mounter = new Mounter(new Formatter(tools), journal, new Grower(tools));
     }
 
+    /** The proof a file pool gives: the extent map of the loop device's backing image. */
+    private static Mounter.EmptyProof provenBy(Path device) {
+        return () -> {
+            try {
+                Path image = Loop.list().stream().filter(a -> a.device().path().equals(device)).findFirst()
+                        .orElseThrow().backingFile();
+                return ImageEmptiness.of(image);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        };
+    }
+
     // --- stage ---
 
     @Test
@@ -70,7 +93,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
 
         MountEntry mounted = MountInfo.at(staging).orElseThrow();
         assertThat(mounted.fsType()).isEqualTo("ext4");
@@ -85,10 +108,10 @@ class MounterTest {
     void stageAgainIsANoOp() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.EXT4), List.of());
         Files.writeString(staging.resolve("data"), "written after the first stage");
 
-        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.EXT4), List.of());
 
         assertThat(mountsAt(staging)).hasSize(1);
         assertThat(Files.readString(staging.resolve("data"))).isEqualTo("written after the first stage");
@@ -101,7 +124,7 @@ class MounterTest {
         Path device = blankDevice(sizeMib * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(type), List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(type), List.of());
 
         assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo(fsType));
         Files.writeString(staging.resolve("f"), "on " + fsType);
@@ -117,7 +140,7 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining(device.toString());
 
@@ -133,7 +156,7 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class);
 
         assertThat(mountsAt(staging)).isEmpty();
@@ -151,7 +174,8 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
+        // As if the pool could not see the write: the blkid check behind our own probe must still refuse.
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, () -> Emptiness.PROVEN, staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining("VMFS");
 
@@ -169,7 +193,7 @@ class MounterTest {
         halfFormat(backing);
         journal.begin(VOLUME, device); // what a stage that crashed inside mkfs leaves behind
 
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
 
         assertThat(MountInfo.at(staging).orElseThrow().fsType()).isEqualTo("ext4");
         assertThat(journal.isOpen(VOLUME)).isFalse();
@@ -182,7 +206,7 @@ class MounterTest {
         Path staging = mountPoint("staging");
         halfFormat(backing);
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class);
 
         assertThat(mountsAt(staging)).isEmpty();
@@ -192,7 +216,7 @@ class MounterTest {
     void aCompletedFormatClosesItsJournalEntry() throws IOException {
         Path device = blankDevice(64 * MIB);
 
-        mounter.stageFilesystem(VOLUME, device, mountPoint("staging"), ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), mountPoint("staging"), ANY, List.of());
 
         assertThat(journal.isOpen(VOLUME)).isFalse();
     }
@@ -211,7 +235,7 @@ class MounterTest {
         tools.run(List.of("mkfs.xfs", "-q", "-K", device.toString()), Duration.ofMinutes(2));
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.EXT4), List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining("xfs");
 
@@ -226,7 +250,7 @@ class MounterTest {
         tools.run(List.of("mkfs.xfs", "-q", "-K", device.toString()), Duration.ofMinutes(2));
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
 
         assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("xfs"));
     }
@@ -241,7 +265,7 @@ class MounterTest {
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.EXT4), List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.EXT4), List.of());
 
         assertThat(Files.readString(staging.resolve("precious.txt"))).isEqualTo("made before the volume was staged");
     }
@@ -251,7 +275,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of("noatime", "nodev", "errors=remount-ro"));
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of("noatime", "nodev", "errors=remount-ro"));
 
         MountEntry mounted = MountInfo.at(staging).orElseThrow();
         assertThat(mounted.hasMountOption("noatime")).isTrue();
@@ -264,7 +288,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of("noatime", "bind")))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of("noatime", "bind")))
                 .isInstanceOf(StorageException.InvalidArgument.class)
                 .hasMessageContaining("bind");
 
@@ -277,7 +301,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of("no_such_option=1")))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of("no_such_option=1")))
                 .isInstanceOf(StorageException.InvalidArgument.class)
                 .hasMessageContaining("no_such_option=1");
 
@@ -289,9 +313,9 @@ class MounterTest {
         Path first = blankDevice(64 * MIB);
         Path second = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(VOLUME, first, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, first, provenBy(first), staging, ANY, List.of());
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, second, staging, ANY, List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, second, provenBy(second), staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining(first.toString());
 
@@ -306,7 +330,7 @@ class MounterTest {
         Path device = blankDevice(64 * MIB); // xfs wants at least 300 MB
         Path staging = mountPoint("staging");
 
-        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, staging, Optional.of(FilesystemType.XFS), List.of()))
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.XFS), List.of()))
                 .isInstanceOf(StorageException.Failed.class)
                 .hasMessageContaining("mkfs.xfs");
 
@@ -317,7 +341,7 @@ class MounterTest {
     void unstageUnmountsKeepsTheDataAndIsIdempotent() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
         Files.writeString(staging.resolve("data"), "survives unstage");
 
         mounter.unstage(staging);
@@ -326,7 +350,7 @@ class MounterTest {
 
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(staging.resolve("data")).doesNotExist();
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
         assertThat(Files.readString(staging.resolve("data"))).isEqualTo("survives unstage");
     }
 
@@ -551,6 +575,132 @@ class MounterTest {
         assertThat(BlockDevices.isBlockDevice(device)).isTrue();
     }
 
+    // --- provably empty (issue 8) ---
+
+    @Test
+    void stageRefusesABlankLookingDeviceWrittenInTheMiddleAndLeavesTheDataAlone() throws IOException {
+        Path backing = sparseFile("raw-user.img", 128 * MIB);
+        byte[] data = new byte[(int) (4 * MIB)];
+        new Random(8).nextBytes(data);
+        Scratch.writeAt(backing, 64 * MIB, data); // no signature, zeros in the first and last MiB
+        Path device = attach(backing);
+        assertThat(probe(device)).as("the sampling probe alone would call it empty").isInstanceOf(ProbeResult.Empty.class);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("not provably empty")
+                .hasMessageContaining("offset " + 64 * MIB);
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(Scratch.readAt(backing, 64 * MIB, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    void stageRefusesWhatARawUserWroteThatIsStillInTheDevicesPageCache() throws IOException {
+        Path backing = sparseFile("cached.img", 128 * MIB);
+        Path device = attach(backing);
+        byte[] data = new byte[(int) MIB];
+        new Random(9).nextBytes(data);
+        try (FileChannel raw = FileChannel.open(device, StandardOpenOption.WRITE)) {
+            raw.write(ByteBuffer.wrap(data), 32 * MIB); // buffered, never synced
+        }
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("not provably empty");
+
+        assertThat(Scratch.readAt(backing, 32 * MIB, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    void stageFormatsAThickImageWhoseBlocksAreOnlyReserved() throws IOException {
+        Path backing = sparseFile("thick.img", 64 * MIB);
+        FileOps.fallocate(backing, 0, 64 * MIB);
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
+
+        assertThat(MountInfo.at(staging)).hasValueSatisfying(e -> assertThat(e.fsType()).isEqualTo("ext4"));
+    }
+
+    @Test
+    void stageRefusesWhenThePoolCannotTell() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device,
+                () -> new Emptiness.Unknown("its history is unknown"), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("its history is unknown");
+        assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
+    }
+
+    // --- the same volume staged again with another capability (issue 8) ---
+
+    @Test
+    void stageAgainAsAnotherFilesystemIsAConflict() throws IOException {
+        Path staging = stagedExt4();
+        Path device = Path.of(MountInfo.at(staging).orElseThrow().source());
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging,
+                Optional.of(FilesystemType.XFS), List.of()))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("already staged at " + staging + " as ext4, not xfs");
+        assertThat(mountsAt(staging)).singleElement().satisfies(e -> assertThat(e.fsType()).isEqualTo("ext4"));
+    }
+
+    @Test
+    void stageAsBlockWhereTheVolumeIsStagedAsAFilesystemIsAConflict() throws IOException {
+        Path staging = stagedExt4();
+        Path device = Path.of(MountInfo.at(staging).orElseThrow().source());
+
+        assertThatThrownBy(() -> mounter.stageBlock(VOLUME, device, staging))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("already staged there as a ext4 filesystem");
+    }
+
+    @Test
+    void stageAsAFilesystemWhileTheRawDeviceIsPublishedIsAConflict() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path target = mountPoint("pod/block");
+        mounter.publishBlock(device, target, false);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("published as a raw block device at " + target);
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
+    }
+
+    // --- a filesystem left frozen (issue 8) ---
+
+    @Test
+    void unstageThawsAFilesystemLeftFrozenSoItsDeviceIsReleased() throws Exception {
+        Path staging = stagedExt4();
+        Path device = Path.of(MountInfo.at(staging).orElseThrow().source());
+        // Frozen by a process that is gone now: a driver killed inside a snapshot.
+        ScratchFilesystem.run(List.of("fsfreeze", "--freeze", staging.toString()));
+
+        mounter.unstage(staging);
+
+        assertThat(mountsAt(staging)).isEmpty();
+        Path again = mountPoint("again");
+        Files.createDirectories(again);
+        Mounts.mount(device.toString(), again, "ext4", 0, "");
+        CompletableFuture<Path> write = CompletableFuture.supplyAsync(() -> {
+            try {
+                return Files.writeString(again.resolve("after"), "not frozen");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        assertThat(write.get(10, TimeUnit.SECONDS)).hasContent("not frozen");
+    }
+
     // --- helpers ---
 
     /** Publishes what the staging path holds, naming its device as the node service would. */
@@ -562,7 +712,7 @@ class MounterTest {
     private Path stagedExt4() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path staging = mountPoint("staging");
-        mounter.stageFilesystem(VOLUME, device, staging, ANY, List.of());
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
         return staging;
     }
 

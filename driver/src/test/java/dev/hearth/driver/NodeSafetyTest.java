@@ -1,0 +1,160 @@
+package dev.hearth.driver;
+
+import static dev.hearth.driver.CsiAssertions.assertFails;
+import static dev.hearth.driver.TestDriver.MIB;
+import static dev.hearth.driver.TestDriver.block;
+import static dev.hearth.driver.TestDriver.mount;
+import static dev.hearth.driver.TestDriver.withMountGroup;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.ScratchFilesystem;
+import io.grpc.Status;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Issue 8's node-side data safety, seen through the socket as the kubelet sees it. */
+@RequiresRoot
+@RequiresTools({"mkfs.ext4", "mkfs.xfs", "fsfreeze"})
+class NodeSafetyTest extends DriverFixture {
+
+    @Test
+    void aRawBlockVolumeWrittenInTheMiddleIsNeverFormattedWhenStagedAsAFilesystemLater() throws IOException {
+        String id = driver.create("raw-then-fs", 128 * MIB, block()).getVolumeId();
+        Kubelet.Published raw = kubelet.stageAndPublish(id, block(), "db-0");
+        byte[] data = TestData.random((int) (4 * MIB), 64);
+        try (FileChannel device = FileChannel.open(raw.target(), StandardOpenOption.WRITE)) {
+            device.write(ByteBuffer.wrap(data), 64 * MIB); // no signature; the first and last MiB stay zeros
+            device.force(true);
+        }
+        kubelet.takeDown(raw);
+
+        Path staging = kubelet.stagingFor(id + "-fs");
+        assertFails(() -> kubelet.stage(id, staging, mount("ext4")), Status.Code.FAILED_PRECONDITION,
+                "not provably empty", "offset " + 64 * MIB);
+
+        assertThat(MountInfo.at(staging)).isEmpty();
+        Kubelet.Published again = kubelet.stageAndPublish(id, block(), "db-1");
+        try (FileChannel device = FileChannel.open(again.target(), StandardOpenOption.READ)) {
+            ByteBuffer read = ByteBuffer.allocate(data.length);
+            device.read(read, 64 * MIB);
+            assertThat(read.array()).as("the raw user's data is intact").isEqualTo(data);
+        }
+        kubelet.takeDown(again);
+    }
+
+    @Test
+    void aNewThickVolumeIsProvablyEmptyAndFormatted() throws IOException {
+        String id = driver.create("fresh", 64 * MIB, mount("ext4")).getVolumeId();
+
+        Kubelet.Published fs = kubelet.stageAndPublish(id, mount("ext4"), "web-0");
+
+        assertThat(MountInfo.at(fs.staging())).hasValueSatisfying(m -> assertThat(m.fsType()).isEqualTo("ext4"));
+        kubelet.takeDown(fs);
+    }
+
+    @Test
+    void stagingAgainAtTheSamePathAsAnotherFilesystemIsAlreadyExists() throws IOException {
+        String id = driver.create("staged-ext4", 320 * MIB, mount("ext4")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, mount("ext4"));
+
+        assertFails(() -> kubelet.stage(id, staging, mount("xfs")), Status.Code.ALREADY_EXISTS,
+                "already staged", "as ext4, not xfs");
+        assertFails(() -> kubelet.stage(id, staging, block()), Status.Code.ALREADY_EXISTS,
+                "already staged there as a ext4 filesystem");
+
+        kubelet.stage(id, staging, mount("ext4")); // the same request again is still fine
+        kubelet.unstage(id, staging);
+    }
+
+    @Test
+    void stagingAsAFilesystemWhileTheVolumeIsPublishedAsRawBlockIsAlreadyExists() throws IOException {
+        String id = driver.create("in-raw-use", 64 * MIB, block()).getVolumeId();
+        Kubelet.Published raw = kubelet.stageAndPublish(id, block(), "db-0");
+
+        Path staging = kubelet.stagingFor(id + "-fs");
+        assertFails(() -> kubelet.stage(id, staging, mount("ext4")), Status.Code.ALREADY_EXISTS,
+                "published as a raw block device at " + raw.target());
+
+        assertThat(MountInfo.at(staging)).isEmpty();
+        kubelet.takeDown(raw);
+    }
+
+    @Test
+    void eachPublishAppliesItsPodsMountGroupAndTheLastOneOwnsTheRoot() throws IOException {
+        String id = driver.create("shared", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, withMountGroup(mount("ext4"), "1000"));
+        Path first = kubelet.targetFor("pod-a");
+        kubelet.publish(id, staging, first, withMountGroup(mount("ext4"), "1000"));
+        assertThat(Files.getAttribute(first, "unix:gid")).isEqualTo(1000);
+
+        Path second = kubelet.targetFor("pod-b");
+        kubelet.publish(id, staging, second, withMountGroup(mount("ext4"), "2000"));
+
+        assertThat(Files.getAttribute(second, "unix:gid")).isEqualTo(2000);
+        assertThat(Files.getAttribute(first, "unix:gid")).as("one root, one group").isEqualTo(2000);
+        assertThat((int) Files.getAttribute(second, "unix:mode") & 02070).isEqualTo(02070);
+        kubelet.unpublish(id, first);
+        kubelet.unpublish(id, second);
+        kubelet.unstage(id, staging);
+    }
+
+    @Test
+    void aMountGroupThatIsNoGroupIdIsInvalidOnPublishAsOnStage() throws IOException {
+        String id = driver.create("bad-group", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, mount("ext4"));
+        Path target = kubelet.targetFor("pod-a");
+
+        assertFails(() -> kubelet.publish(id, staging, target, withMountGroup(mount("ext4"), "wheel")),
+                Status.Code.INVALID_ARGUMENT, "volume_mount_group");
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor(id + "-2"), withMountGroup(mount("ext4"), "-5")),
+                Status.Code.INVALID_ARGUMENT, "volume_mount_group");
+
+        assertThat(MountInfo.at(target)).isEmpty();
+        kubelet.unstage(id, staging);
+    }
+
+    @Test
+    void aVolumeLeftFrozenIsThawedByUnstageAndCanBeDeleted() throws IOException {
+        String id = driver.create("left-frozen", 64 * MIB, mount("ext4")).getVolumeId();
+        Kubelet.Published fs = kubelet.stageAndPublish(id, mount("ext4"), "web-0");
+        // As a driver killed inside a snapshot leaves it: frozen by a process that is gone.
+        ScratchFilesystem.run(List.of("fsfreeze", "--freeze", fs.staging().toString()));
+        kubelet.takeDown(fs); // the pod is gone; before this fix the frozen filesystem kept its loop device
+
+        driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        Path pool = driver.poolDir().toRealPath();
+        assertThat(Loop.list()).noneMatch(a -> a.backingFile().startsWith(pool));
+    }
+
+    @Test
+    void anInvalidPublishLeavesNoMountOrTarget() throws IOException {
+        String id = driver.create("publish-check", 64 * MIB, mount("ext4")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, mount("ext4"));
+        Path target = kubelet.targetFor("pod-x");
+        VolumeCapability bad = withMountGroup(mount("ext4"), "not-a-gid");
+
+        assertFails(() -> driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
+                .setVolumeCapability(bad).build()), Status.Code.INVALID_ARGUMENT);
+
+        assertThat(Files.exists(target)).isFalse();
+        kubelet.unstage(id, staging);
+    }
+}
