@@ -41,6 +41,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -70,6 +71,11 @@ class NodeServiceTest extends DriverFixture {
             channel.write(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
             channel.force(true);
         }
+    }
+
+    private static boolean isAllZeros(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        return Arrays.equals(bytes, new byte[bytes.length]);
     }
 
     private static byte[] read(Path file, long offset, int length) throws IOException {
@@ -660,7 +666,7 @@ class NodeServiceTest extends DriverFixture {
         assertFails(() -> kubelet.stage(id, file.resolve("staging"), mount("ext4")), Code.INVALID_ARGUMENT,
                 "lies under '" + file + "', which exists and is not a directory");
         assertThat(driver.poolLoopDevices()).isEmpty();
-        assertThat(Files.readAllBytes(driver.image(id))).containsOnly(0);
+        assertThat(isAllZeros(driver.image(id))).as("the image is untouched").isTrue();
 
         Kubelet.Published published = kubelet.stageAndPublish(id, mount("ext4"), "pod-1");
         assertFails(() -> kubelet.publish(id, published.staging(), file, mount("ext4")), Code.INVALID_ARGUMENT,
@@ -724,6 +730,18 @@ class NodeServiceTest extends DriverFixture {
         Mounts.unmount(above);
         kubelet.unstage(id, staging);
         assertThat(mountAt(staging)).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    void stagingAVolumeAsAFilesystemTooBigForItIsAFailedPreconditionAndFormatsNothing() throws IOException {
+        String id = driver.create("pvc-1", 64 * MIB, block()).getVolumeId(); // no filesystem asked for at create
+
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor(id), mount("xfs")), Code.FAILED_PRECONDITION,
+                "is 64.0 MiB, smaller than the 300.0 MiB that xfs needs");
+
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(isAllZeros(driver.image(id))).as("the image is untouched").isTrue();
     }
 
     @Test

@@ -9,6 +9,7 @@ import dev.hearth.linux.MountFlags;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.storage.Emptiness;
+import dev.hearth.storage.Quantity;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
@@ -162,6 +163,11 @@ public final class Mounter {
                 if (!(emptiness instanceof Emptiness.Proven)) {
                     throw new StorageException.Precondition("refusing to format " + device + " of volume " + volume
                             + ": it has no signature, but it is not provably empty: " + emptiness.describe());
+                }
+                if (size < wanted.minimumBytes()) {
+                    throw new StorageException.Precondition("volume " + volume + " is " + Quantity.format(size)
+                            + ", smaller than the " + Quantity.format(wanted.minimumBytes()) + " that "
+                            + wanted.kernelName() + " needs; stage it with another fs_type");
                 }
                 journal.begin(volume, device);
                 try {
