@@ -74,9 +74,9 @@ class CsiFuzzTest extends DriverFixture {
         driver.close();
         driver = TestDriver.start(dir, List.of(
                 new FilePoolConfig("default", dir.resolve("pool"), 16 * GIB, Provisioning.THIN, true,
-                        RequestFuzzer.SMALLEST),
+                        RequestFuzzer.SIZE),
                 new FilePoolConfig("second", dir.resolve("pool2"), 2 * GIB, Provisioning.THICK, true,
-                        RequestFuzzer.SMALLEST)));
+                        RequestFuzzer.SIZE)));
         kubelet = new Kubelet(driver);
         Path root = dir.resolve("kubelet");
         RequestFuzzer fuzzer = new RequestFuzzer(new Random(SEED), root);
@@ -128,9 +128,9 @@ class CsiFuzzTest extends DriverFixture {
 
     /** Real volumes for requests to name, staged and published as the kubelet would; odd paths beside them. */
     private void prepare(RequestFuzzer fuzzer, Path root) throws IOException {
-        String ext4 = driver.create("fuzz-ext4", RequestFuzzer.SMALLEST, mount("ext4")).getVolumeId();
-        String xfs = driver.create("fuzz-xfs", RequestFuzzer.SMALLEST, mount("xfs")).getVolumeId();
-        String raw = driver.create("fuzz-block", RequestFuzzer.SMALLEST, block()).getVolumeId();
+        String ext4 = driver.create("fuzz-ext4", RequestFuzzer.SIZE, mount("ext4")).getVolumeId();
+        String xfs = driver.create("fuzz-xfs", RequestFuzzer.SIZE, mount("xfs")).getVolumeId();
+        String raw = driver.create("fuzz-block", RequestFuzzer.SIZE, block()).getVolumeId();
         String second = driver.controller().createVolume(CreateVolumeRequest.newBuilder().setName("fuzz-second")
                 .addVolumeCapabilities(mount("")).putParameters("hearth.dev/pool", "second").build())
                 .getVolume().getVolumeId();
@@ -189,8 +189,7 @@ class CsiFuzzTest extends DriverFixture {
         } catch (StatusRuntimeException e) {
             return e.getStatus();
         }
-        if (response instanceof CreateVolumeResponse created && request instanceof CreateVolumeRequest create
-                && created.getVolume().getCapacityBytes() >= RequestFuzzer.SMALLEST) {
+        if (response instanceof CreateVolumeResponse created && request instanceof CreateVolumeRequest create) {
             boolean raw = create.getVolumeCapabilitiesCount() > 0 && create.getVolumeCapabilities(0).hasBlock();
             fuzzer.learnVolume(fuzzer.known(created.getVolume().getVolumeId(), create.getName(),
                     created.getVolume().getVolumeContextOrDefault("hearth.dev/pool", "default"), raw, ""));

@@ -33,8 +33,8 @@ import java.util.Random;
  */
 final class RequestFuzzer {
 
-    /** Volumes smaller than this are never made: mkfs.xfs refuses them (issue 8's fs minimum size). */
-    static final long SMALLEST = 512 * TestDriver.MIB;
+    /** The size of the volumes the fuzz prepares, and the pools' default. */
+    static final long SIZE = 64 * TestDriver.MIB;
 
     /** A volume the fuzz knows of, and where the kubelet would stage and publish it. */
     record Known(String id, String name, String pool, boolean block, String fsType, Path staging, Path target) {}
@@ -48,10 +48,10 @@ final class RequestFuzzer {
     private static final String[] MOUNT_FLAGS = {"noatime", "nodev", "nosuid", "ro", "rw", "discard",
         "errors=remount-ro", "bind", "rbind", "remount", "shared", "defaults", "x-mount.mkdir",
         "nonsense_option=1", "", "a,b", "ro\0", "lazytime"};
-    private static final String[] SIZES = {"512Mi", "1Gi", "0", "", "-1", "1.5Gi", "10Ti", "512 Mi", " 1Gi ",
+    private static final String[] SIZES = {"16Mi", "1Mi", "1", "1Gi", "0", "", "-1", "1.5Gi", "10Ti", "512 Mi", " 1Gi ",
         "99999999999999999999", "9223372036854775807Pi", "1e9", "Gi", "0x20000000"};
     private static final String[] GROUPS = {"", "0", "1000", "-1", "wheel", "4294967296", "65534", "12.5"};
-    private static final long[] BYTES = {0, SMALLEST, SMALLEST + 1, TestDriver.GIB, 2 * TestDriver.GIB,
+    private static final long[] BYTES = {0, 1, TestDriver.MIB, SIZE, SIZE + 1, TestDriver.GIB, 2 * TestDriver.GIB,
         1L << 40, Long.MAX_VALUE, Long.MIN_VALUE, -1, -TestDriver.MIB, 1000};
 
     private final Random random;
@@ -286,7 +286,7 @@ final class RequestFuzzer {
             case "volume_context" -> {
                 if (random.nextInt(8) == 0) {
                     map.put("csi.storage.k8s.io/ephemeral", "true");
-                    map.put("hearth.dev/size", pick(new String[] {"512Mi", "1Gi"}));
+                    map.put("hearth.dev/size", pick(new String[] {"16Mi", "1Gi"}));
                 }
             }
             case "segments" -> map.put("topology.hearth.dev/node", TestDriver.NODE);
@@ -324,7 +324,7 @@ final class RequestFuzzer {
     private long bytes(String field) {
         if (coherent) {
             return field.equals("limit_bytes") ? pick(new Long[] {0L, 0L, 4 * TestDriver.GIB})
-                    : pick(new Long[] {0L, SMALLEST, TestDriver.GIB});
+                    : pick(new Long[] {0L, SIZE, TestDriver.GIB});
         }
         return random.nextInt(8) == 0 ? random.nextLong() : BYTES[random.nextInt(BYTES.length)];
     }
