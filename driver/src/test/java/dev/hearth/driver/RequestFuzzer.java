@@ -24,7 +24,7 @@ import java.util.Random;
  * paths, sizes, capabilities, parameter maps, and strings of every awkward kind (NUL, control
  * characters, lone surrogates, 100k characters).
  *
- * <p>To reach past validation, a third of the requests are coherent: every field names one real
+ * <p>To reach past validation, half of the requests are coherent: every field names one real
  * volume the way the kubelet or the provisioner would (its ID, its staging path, its capability),
  * and then most of them get one field replaced by a random value.
  *
