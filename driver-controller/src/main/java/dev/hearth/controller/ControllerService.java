@@ -32,6 +32,7 @@ import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
@@ -111,7 +112,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         }
         Pool pool = parameters.pool();
         pools.findByName(request.getName()).filter(v -> !v.id().pool().equals(pool.name())).ifPresent(v -> {
-            throw new StorageException.Conflict("volume '" + request.getName() + "' exists already in pool '"
+            throw new StorageException.Conflict("volume " + Quoted.of(request.getName()) + " exists already in pool '"
                     + v.id().pool() + "', not '" + pool.name() + "'");
         });
         Volume volume = pool.create(new VolumeRequest(request.getName(), range, parameters.poolParameters(), source));
@@ -232,7 +233,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     private Volume findVolume(String id) {
         return VolumeId.parse(id).flatMap(pools::find)
-                .orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+                .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(id) + " does not exist"));
     }
 
     /**
@@ -281,11 +282,11 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             case SNAPSHOT -> new VolumeSource.FromSnapshot(SnapshotId.parse(source.getSnapshot().getSnapshotId())
                     .filter(id -> pools.byName(id.pool()).flatMap(p -> p.findSnapshot(id)).isPresent())
                     .orElseThrow(() -> new StorageException.NotFound("source snapshot "
-                            + source.getSnapshot().getSnapshotId() + " does not exist on node " + nodeId
+                            + Quoted.of(source.getSnapshot().getSnapshotId()) + " does not exist on node " + nodeId
                             + " (a snapshot stays on the node of its volume: restore it there)")));
             case VOLUME -> new VolumeSource.FromVolume(pools.existing(source.getVolume().getVolumeId())
                     .orElseThrow(() -> new StorageException.NotFound("source volume "
-                            + source.getVolume().getVolumeId() + " does not exist on node " + nodeId
+                            + Quoted.of(source.getVolume().getVolumeId()) + " does not exist on node " + nodeId
                             + " (a clone is made on the node of its source volume)")));
             case TYPE_NOT_SET -> throw invalid("volume_content_source names neither a snapshot nor a volume");
         };

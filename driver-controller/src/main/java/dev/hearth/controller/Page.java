@@ -1,5 +1,6 @@
 package dev.hearth.controller;
 
+import dev.hearth.storage.Quoted;
 import io.grpc.Status;
 import java.util.List;
 import java.util.function.Function;
@@ -22,7 +23,7 @@ record Page<T>(List<T> entries, String nextToken) {
                     .asRuntimeException();
         }
         if (!token.isEmpty() && !isOurs.test(token)) {
-            throw Status.ABORTED.withDescription("starting_token '" + token + "' was not issued by this driver")
+            throw Status.ABORTED.withDescription("starting_token " + Quoted.of(token) + " was not issued by this driver")
                     .asRuntimeException();
         }
         List<T> rest = sorted.stream().filter(t -> token.isEmpty() || idOf.apply(t).compareTo(token) >= 0).toList();

@@ -7,6 +7,7 @@ import dev.hearth.csi.v1.ListSnapshotsResponse;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
@@ -35,8 +36,8 @@ final class SnapshotRpcs {
         }
         requireNoParameters(request.getParametersMap());
         VolumeId source = pools.existing(request.getSourceVolumeId())
-                .orElseThrow(() -> new StorageException.NotFound("source volume " + request.getSourceVolumeId()
-                        + " does not exist"));
+                .orElseThrow(() -> new StorageException.NotFound("source volume "
+                        + Quoted.of(request.getSourceVolumeId()) + " does not exist"));
         Pool pool = pools.of(source).orElseThrow();
         if (!pool.features().contains(PoolFeature.SNAPSHOTS)) {
             throw new StorageException.InvalidArgument("pool '" + pool.name() + "' (" + pool.kind()
@@ -46,8 +47,8 @@ final class SnapshotRpcs {
             other.findSnapshot(SnapshotId.mint(other.name(), request.getName()))
                     .filter(s -> !s.source().equals(source))
                     .ifPresent(s -> {
-                        throw new StorageException.Conflict("snapshot '" + request.getName()
-                                + "' exists already, of volume " + s.source());
+                        throw new StorageException.Conflict("snapshot " + Quoted.of(request.getName())
+                                + " exists already, of volume " + s.source());
                     });
         }
         return toCsi(pool.createSnapshot(request.getName(), source));
@@ -97,7 +98,8 @@ final class SnapshotRpcs {
                 .filter(k -> !k.startsWith(StorageClassParameters.KUBERNETES))
                 .findFirst();
         unknown.ifPresent(key -> {
-            throw invalid("unknown snapshot parameter '" + key + "': hearth's snapshots take no parameters");
+            throw invalid("unknown snapshot parameter " + Quoted.of(key) + ": hearth's snapshots take no parameters"
+                    + " (only the " + StorageClassParameters.KUBERNETES + "* keys Kubernetes adds are accepted)");
         });
     }
 

@@ -2,14 +2,16 @@ package dev.hearth.controller;
 
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Splits a request's parameters into the pool they choose and that pool's own settings. Keys the
  * external-provisioner adds ({@code csi.storage.k8s.io/...}) are Kubernetes' business and ignored;
- * any other key outside the pool's vocabulary is refused, naming the key.
+ * any other key outside the pool's vocabulary is refused, naming the key and every key accepted.
  */
 record StorageClassParameters(Pool pool, Map<String, String> poolParameters) {
 
@@ -19,23 +21,35 @@ record StorageClassParameters(Pool pool, Map<String, String> poolParameters) {
     static final String KUBERNETES = "csi.storage.k8s.io/";
 
     static StorageClassParameters of(Map<String, String> parameters, Pools pools) {
+        Pool pool = parameters.containsKey(POOL)
+                ? pools.byName(parameters.get(POOL)).orElseThrow(() -> new StorageException.InvalidArgument(
+                        "parameter " + POOL + " names pool " + Quoted.of(parameters.get(POOL))
+                                + ", which this node does not have; it has " + poolNames(pools)))
+                : pools.defaultPool();
         Map<String, String> own = new TreeMap<>();
         for (var entry : parameters.entrySet()) {
             String key = entry.getKey();
             if (key.startsWith(KUBERNETES) || key.equals(POOL)) {
                 continue;
             }
-            if (!key.startsWith(PREFIX)) {
-                throw new StorageException.InvalidArgument("unknown parameter '" + key
-                        + "': hearth accepts " + POOL + " and the pool's own " + PREFIX + "* keys");
+            if (!pool.parameterKeys().contains(key)) {
+                throw new StorageException.InvalidArgument("unknown parameter " + Quoted.of(key)
+                        + "; accepted: " + accepted(pool));
             }
             own.put(key, entry.getValue());
         }
-        Pool pool = parameters.containsKey(POOL)
-                ? pools.byName(parameters.get(POOL)).orElseThrow(() -> new StorageException.InvalidArgument(
-                        "parameter " + POOL + " names pool '" + parameters.get(POOL)
-                                + "', which this node does not have"))
-                : pools.defaultPool();
         return new StorageClassParameters(pool, pool.validateParameters(own));
+    }
+
+    /** Every key a StorageClass for this pool may hold, sorted. */
+    private static String accepted(Pool pool) {
+        TreeSet<String> keys = new TreeSet<>(pool.parameterKeys());
+        keys.add(POOL);
+        keys.add(KUBERNETES + "*");
+        return String.join(", ", keys);
+    }
+
+    private static String poolNames(Pools pools) {
+        return String.join(", ", pools.all().stream().map(Pool::name).sorted().toList());
     }
 }

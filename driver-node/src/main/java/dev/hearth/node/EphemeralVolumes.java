@@ -5,6 +5,7 @@ import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.Quantity;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
@@ -14,9 +15,12 @@ import dev.hearth.storage.mount.Mounter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * CSI ephemeral inline volumes: a volume that lives exactly as long as one pod. NodePublishVolume
@@ -64,9 +68,14 @@ final class EphemeralVolumes {
         });
         Pool pool = Optional.ofNullable(parameters.remove(POOL))
                 .map(name -> pools.byName(name).orElseThrow(() -> new StorageException.InvalidArgument(
-                        "volume attribute " + POOL + " names pool '" + name + "', which this node does not have")))
+                        "volume attribute " + POOL + " names pool " + Quoted.of(name)
+                                + ", which this node does not have")))
                 .orElse(pools.defaultPool());
         long size = size(parameters.remove(SIZE));
+        parameters.keySet().stream().filter(key -> !pool.parameterKeys().contains(key)).findFirst().ifPresent(key -> {
+            throw new StorageException.InvalidArgument("unknown volume attribute " + Quoted.of(key) + "; accepted: "
+                    + accepted(pool));
+        });
         // A mount already at the target is not this publish's to take down if it fails.
         boolean targetWasMounted = mounter.isMounted(target);
         FilesystemType type = filesystem.orElse(mounter.defaultType());
@@ -127,6 +136,13 @@ final class EphemeralVolumes {
             throw new StorageException.Failed("removing ephemeral staging directory " + staging + ": "
                     + e.getMessage(), e);
         }
+    }
+
+    /** Every volume attribute an ephemeral volume from this pool may have, sorted. */
+    private static String accepted(Pool pool) {
+        Set<String> keys = new TreeSet<>(pool.parameterKeys());
+        keys.addAll(List.of(KUBERNETES + "*", POOL, SIZE));
+        return String.join(", ", keys);
     }
 
     private static long size(String text) {

@@ -24,6 +24,7 @@ import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeCondition;
@@ -149,7 +150,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         VolumeId id = existingVolume(request.getVolumeId());
         Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
                 new StorageException.Precondition("volume " + id + " is not staged on this node (at "
-                        + staging + " or elsewhere): its device is not attached"));
+                        + Quoted.of(staging) + " or elsewhere): its device is not attached"));
         if (capability.hasBlock()) {
             mounter.publishBlock(device, target, readOnly);
         } else {
@@ -193,7 +194,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         if (device.isPresent()) {
             Optional<FilesystemType> type = mounter.filesystemAt(device.get(), volumePath);
             if (type.isPresent()) {
-                grower.growMounted(device.get(), volumePath, type.get());
+                grower.growMounted(device.get(), mounter.writableMount(device.get(), volumePath), type.get());
             }
         }
         response.onNext(NodeExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes()).build());
@@ -208,9 +209,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             throw Status.INVALID_ARGUMENT.withDescription("volume_path is required").asRuntimeException();
         }
         VolumeId id = resolve(request.getVolumeId());
-        if (!Files.exists(Path.of(request.getVolumePath()))) {
-            throw new StorageException.NotFound("volume " + request.getVolumeId() + " is not published at "
-                    + request.getVolumePath());
+        if (!Files.exists(NodePath.of(request.getVolumePath(), "volume_path"))) {
+            throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not published at "
+                    + Quoted.of(request.getVolumePath()));
         }
         Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
         Pool pool = pools.of(id).orElseThrow();
@@ -248,7 +249,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private VolumeId resolve(String volumeId) {
         return pools.existing(volumeId)
                 .or(() -> ephemeral.find(volumeId))
-                .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
+                .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
+                        + " does not exist on this node"));
     }
 
     private static dev.hearth.csi.v1.VolumeUsage usage(dev.hearth.csi.v1.VolumeUsage.Unit unit, long total,
@@ -270,14 +272,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             }
             return Optional.of(gid);
         } catch (NumberFormatException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_mount_group must be a numeric group id, not '"
-                    + group + "'").asRuntimeException();
+            throw Status.INVALID_ARGUMENT.withDescription("volume_mount_group must be a numeric group id, not "
+                    + Quoted.of(group)).asRuntimeException();
         }
     }
 
     private VolumeId existingVolume(String volumeId) {
         return pools.existing(volumeId)
-                .orElseThrow(() -> new StorageException.NotFound("volume " + volumeId + " does not exist on this node"));
+                .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
+                        + " does not exist on this node"));
     }
 
     private static void requireVolumeId(String volumeId) {

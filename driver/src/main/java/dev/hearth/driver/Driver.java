@@ -12,6 +12,7 @@ import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.GrpcServer;
 import dev.hearth.driver.server.RequestLogging;
+import dev.hearth.driver.server.UnparseableRequests;
 import dev.hearth.driver.server.VolumeLockInterceptor;
 import dev.hearth.driver.server.VolumeLocks;
 import dev.hearth.identity.IdentityService;
@@ -105,10 +106,12 @@ public final class Driver implements AutoCloseable {
                 new IdentityService(settings.driverName(), version(), problem, expansion).bindService(),
                 new ControllerService(pools, settings.nodeId(), settings.defaultFsType()).bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
-                        settings.stateDir().resolve("ephemeral")).bindService());
+                        settings.stateDir().resolve("ephemeral")).bindService())
+                .stream().map(UnparseableRequests::lenient).toList();
         Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.listSnapshots().size(),
                 problem);
-        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new HostGate(host),
+        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(),
+                new HostGate(host),
                 new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();

@@ -150,6 +150,17 @@ class ControllerServiceTest extends DriverFixture {
         assertThat(driver.poolFiles()).isEmpty();
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"foo", "hearth.dev/bogus"})
+    void anUnknownParameterIsRefusedListingEveryKeyHearthAccepts(String key) {
+        assertFails(() -> create(request("pvc-1", 64 * MIB).putParameters(key, "x")), Code.INVALID_ARGUMENT,
+                "unknown parameter '" + key + "'; accepted: csi.storage.k8s.io/*, hearth.dev/pool, "
+                        + "hearth.dev/provisioning");
+        assertFails(() -> driver.controller().getCapacity(GetCapacityRequest.newBuilder().putParameters(key, "x")
+                .build()), Code.INVALID_ARGUMENT, "accepted: csi.storage.k8s.io/*, hearth.dev/pool, "
+                        + "hearth.dev/provisioning");
+    }
+
     @Test
     void createAcceptsWhatTheExternalProvisionerAdds() {
         Volume volume = create(request("pvc-1", 64 * MIB)
@@ -188,6 +199,15 @@ class ControllerServiceTest extends DriverFixture {
                 .addVolumeCapabilities(withMode(mount("ext4"), mode))), Code.INVALID_ARGUMENT, mode.name());
 
         assertThat(driver.poolFiles()).isEmpty();
+    }
+
+    @Test
+    void createRejectsAnAccessModeOfANumberCsiDoesNotDefineNamingTheNumber() {
+        VolumeCapability unknown = mount("ext4").toBuilder()
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setModeValue(117)).build();
+
+        assertFails(() -> create(request("pvc-1", 64 * MIB).clearVolumeCapabilities().addVolumeCapabilities(unknown)),
+                Code.INVALID_ARGUMENT, "access mode 117 (a number CSI does not define) is not supported");
     }
 
     @Test

@@ -153,7 +153,9 @@ class EphemeralVolumeTest extends DriverFixture {
         Map<String, String> attributes = attributes("64Mi");
         attributes.put("hearth.dev/colour", "blue");
 
-        assertFails(() -> publish(target, attributes, mount("ext4")), Code.INVALID_ARGUMENT, "hearth.dev/colour");
+        assertFails(() -> publish(target, attributes, mount("ext4")), Code.INVALID_ARGUMENT,
+                "unknown volume attribute 'hearth.dev/colour'; accepted: csi.storage.k8s.io/*, hearth.dev/pool, "
+                        + "hearth.dev/provisioning, hearth.dev/size");
 
         assertNothingLeft(target);
     }

@@ -77,6 +77,24 @@ class ExpansionTest extends DriverFixture {
 
     @Test
     @RequiresRoot
+    @RequiresTools({"mkfs.xfs", "xfs_growfs"})
+    void expandingAnXfsVolumePublishedReadOnlyGrowsItThroughItsStagingMount() throws IOException {
+        String id = driver.create("pvc-ro", 320 * MIB, mount("xfs")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, mount("xfs"));
+        kubelet.publish(id, staging, target, mount("xfs"), true);
+        long before = TestData.filesystemBytes(target);
+
+        long capacity = kubelet.expand(id, target, 640 * MIB);
+
+        assertThat(capacity).isEqualTo(640 * MIB);
+        assertThat(TestData.filesystemBytes(target)).isGreaterThan(before + 288 * MIB);
+        assertThat(MountInfo.at(target).orElseThrow().readOnly()).as("the pod's mount stays read-only").isTrue();
+    }
+
+    @Test
+    @RequiresRoot
     @RequiresTools({"mkfs.btrfs", "btrfs"})
     void expandingAPublishedBtrfsGrowsItsMountedFilesystem() throws IOException {
         growsWhileMounted("btrfs", 128 * MIB, 256 * MIB);

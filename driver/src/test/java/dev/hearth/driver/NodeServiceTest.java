@@ -11,9 +11,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
 import dev.hearth.csi.v1.NodeGetCapabilitiesRequest;
 import dev.hearth.csi.v1.NodeGetInfoRequest;
 import dev.hearth.csi.v1.NodeGetInfoResponse;
+import dev.hearth.csi.v1.NodeGetVolumeStatsRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeServiceCapability;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
@@ -26,6 +28,7 @@ import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.storage.VolumeId;
@@ -38,6 +41,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -67,6 +71,11 @@ class NodeServiceTest extends DriverFixture {
             channel.write(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
             channel.force(true);
         }
+    }
+
+    private static boolean isAllZeros(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        return Arrays.equals(bytes, new byte[bytes.length]);
     }
 
     private static byte[] read(Path file, long offset, int length) throws IOException {
@@ -590,6 +599,186 @@ class NodeServiceTest extends DriverFixture {
                 .setTargetPath(path).build()), Code.INVALID_ARGUMENT, "target_path", path);
         assertThat(driver.poolLoopDevices()).isEmpty();
         assertThat(target).doesNotExist();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a\0b", "NNN", "EEE"})
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void pathsNoSystemCallTakesAreInvalidInEveryPathFieldAndNameTheField(String kind) throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Kubelet.Published published = kubelet.stageAndPublish(id, mount("ext4"), "pod-1");
+        // A NUL; a name longer than NAME_MAX; a path of 3001 characters but 4501 bytes, past PATH_MAX.
+        String path = dir + "/" + kind.replace("NNN", "n".repeat(256)).replace("EEE", "\u00e9/".repeat(1_500));
+        var node = driver.node();
+
+        assertFails(() -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).setVolumeCapability(mount("ext4")).build()),
+                Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(published.staging().toString()).setTargetPath(path)
+                .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "target_path");
+        assertFails(() -> node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).setTargetPath(kubelet.targetFor("pod-2").toString())
+                .setVolumeCapability(mount("ext4")).build()), Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(path).build()), Code.INVALID_ARGUMENT, "target_path");
+        assertFails(() -> node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(path).build()), Code.INVALID_ARGUMENT, "staging_target_path");
+        assertFails(() -> node.nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId(id)
+                .setVolumePath(path).build()), Code.INVALID_ARGUMENT, "volume_path");
+        assertFails(() -> node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id)
+                .setVolumePath(path).build()), Code.INVALID_ARGUMENT, "volume_path");
+
+        assertThat(mountAt(published.target())).isPresent();
+        assertThat(mountCount(published.staging())).isEqualTo(1);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void stagingAGrownExt4VolumeAtASecondPathLeavesTheFirstMountAlone() throws IOException {
+        String id = driver.create("pvc-1", 64 * MIB, mount("ext4")).getVolumeId();
+        Path first = kubelet.stagingFor(id);
+        kubelet.stage(id, first, mount("ext4"));
+        writeSynced(first.resolve("kept.txt"), "written through the first staging path");
+        // Grown where its filesystem is not mounted: the image and the device grow, the filesystem does not.
+        kubelet.expand(id, Files.createDirectories(dir.resolve("not-the-volume")), 128 * MIB);
+        Path second = kubelet.stagingFor("second");
+
+        kubelet.stage(id, second, mount("ext4"));
+
+        assertThat(Files.readString(second.resolve("kept.txt"))).isEqualTo("written through the first staging path");
+        assertThat(mountCount(first)).isEqualTo(1);
+        kubelet.unstage(id, second);
+        kubelet.unstage(id, first);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void pathsThatAFileOccupiesAreInvalidAndNothingIsFormattedOrLeftAttached() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path file = Files.writeString(dir.resolve("a-file"), "not a directory");
+
+        assertFails(() -> kubelet.stage(id, file, mount("ext4")), Code.INVALID_ARGUMENT,
+                "staging path '" + file + "' exists and is not a directory");
+        assertFails(() -> kubelet.stage(id, file.resolve("staging"), mount("ext4")), Code.INVALID_ARGUMENT,
+                "lies under '" + file + "', which exists and is not a directory");
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(isAllZeros(driver.image(id))).as("the image is untouched").isTrue();
+
+        Kubelet.Published published = kubelet.stageAndPublish(id, mount("ext4"), "pod-1");
+        assertFails(() -> kubelet.publish(id, published.staging(), file, mount("ext4")), Code.INVALID_ARGUMENT,
+                "target path '" + file + "' exists and is not a directory");
+        assertFails(() -> kubelet.publish(id, published.staging(), file.resolve("vol"), mount("ext4")),
+                Code.INVALID_ARGUMENT, "which exists and is not a directory");
+        assertThat(file).hasContent("not a directory");
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void publishingIntoAVolumePublishedReadOnlyIsAFailedPrecondition() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        Path readOnly = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, mount("ext4"));
+        kubelet.publish(id, staging, readOnly, mount("ext4"), true);
+
+        assertFails(() -> kubelet.publish(id, staging, readOnly.resolve("inside"), mount("ext4")),
+                Code.FAILED_PRECONDITION, "target path '" + readOnly.resolve("inside") + "' cannot be made",
+                "is on a read-only mount");
+
+        assertThat(mountAt(readOnly.resolve("inside"))).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void mountingOverADirectoryWithAMountBeneathItIsRefusedSoNothingIsHidden() throws IOException {
+        String inner = driver.create("pvc-inner", 16 * MIB, mount("ext4")).getVolumeId();
+        String outer = driver.create("pvc-outer", 16 * MIB, mount("ext4")).getVolumeId();
+        Path above = kubelet.stagingFor("above");
+        kubelet.stage(inner, above.resolve("inner"), mount("ext4"));
+        Kubelet.Published published = kubelet.stageAndPublish(outer, mount("ext4"), "pod-1");
+
+        assertFails(() -> kubelet.stage(outer, above, mount("ext4")), Code.FAILED_PRECONDITION,
+                "staging path '" + above + "' has '" + above.resolve("inner") + "' mounted beneath it");
+        assertFails(() -> kubelet.publish(outer, published.staging(), above, mount("ext4")), Code.FAILED_PRECONDITION,
+                "target path '" + above + "' has '" + above.resolve("inner") + "' mounted beneath it");
+
+        assertThat(mountAt(above)).isEmpty();
+        kubelet.unstage(inner, above.resolve("inner"));
+        assertThat(mountAt(above.resolve("inner"))).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void unstagingAMountThatAnotherMountHidesIsAFailedPreconditionSayingWhy() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path above = kubelet.stagingFor("above");
+        Path staging = above.resolve("inner");
+        kubelet.stage(id, staging, mount("ext4"));
+        Path cover = Files.createDirectories(dir.resolve("cover"));
+        Mounts.bind(cover, above, false); // made by someone else: the driver refuses to mount over a mount
+
+        assertFails(() -> kubelet.unstage(id, staging), Code.FAILED_PRECONDITION,
+                "'" + staging + "' is in the mount table but cannot be reached");
+
+        Mounts.unmount(above);
+        kubelet.unstage(id, staging);
+        assertThat(mountAt(staging)).isEmpty();
+    }
+
+    @Test
+    @RequiresRoot
+    void stagingAVolumeAsAFilesystemTooBigForItIsAFailedPreconditionAndFormatsNothing() throws IOException {
+        String id = driver.create("pvc-1", 64 * MIB, block()).getVolumeId(); // no filesystem asked for at create
+
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor(id), mount("xfs")), Code.FAILED_PRECONDITION,
+                "is 64.0 MiB, smaller than the 300.0 MiB that xfs needs");
+
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(isAllZeros(driver.image(id))).as("the image is untouched").isTrue();
+    }
+
+    @Test
+    @RequiresRoot
+    void publishingABlockVolumeOntoADirectoryThatHoldsFilesIsInvalidAndKeepsThem() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
+        Path target = Files.createDirectories(kubelet.targetFor("pod-1"));
+        writeSynced(target.resolve("precious.txt"), "kept");
+
+        assertFails(() -> kubelet.publish(id, staging, target, block()), Code.INVALID_ARGUMENT,
+                "is a directory that holds files");
+
+        assertThat(target.resolve("precious.txt")).hasContent("kept");
+        assertThat(mountAt(target)).isEmpty();
+    }
+
+    @Test
+    void unpublishingAPathUnderAFileSucceedsForNothingCanBePublishedThere() throws IOException {
+        Path file = Files.writeString(dir.resolve("a-file"), "not a directory");
+
+        kubelet.unpublish("default-aaaaaaaaaaaaaaaaaaaaaaaaaa", file.resolve("vol"));
+
+        assertThat(file).hasContent("not a directory");
+    }
+
+    @Test
+    void unpublishingADirectoryThatHoldsFilesButNoMountKeepsThemAndSaysWhy() throws IOException {
+        Path target = kubelet.targetFor("pod-1");
+        Files.createDirectories(target);
+        writeSynced(target.resolve("precious.txt"), "not the driver's to delete");
+
+        assertFails(() -> kubelet.unpublish("default-aaaaaaaaaaaaaaaaaaaaaaaaaa", target), Code.FAILED_PRECONDITION,
+                target.toString(), "holds files");
+
+        assertThat(target.resolve("precious.txt")).hasContent("not the driver's to delete");
     }
 
     @Test

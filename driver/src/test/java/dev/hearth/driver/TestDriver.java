@@ -25,6 +25,7 @@ import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
+import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -121,6 +122,11 @@ final class TestDriver implements AutoCloseable {
         return dir.resolve("csi.sock");
     }
 
+    /** The channel to the driver, for calls the stubs below do not make (the fuzz's generic calls). */
+    Channel channel() {
+        return channel;
+    }
+
     /** A stub whose deadline starts now: a hanging driver fails the test instead of hanging it. */
     IdentityGrpc.IdentityBlockingStub identity() {
         return IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
@@ -204,7 +210,8 @@ final class TestDriver implements AutoCloseable {
         return loopDevicesUnder(poolDir.toRealPath());
     }
 
-    private static List<LoopAttachment> loopDevicesUnder(Path dir) throws IOException {
+    /** Loop devices backed by a file under {@code dir}, and those layered over them. */
+    static List<LoopAttachment> loopDevicesUnder(Path dir) throws IOException {
         List<LoopAttachment> all = Loop.list();
         List<Path> backed = all.stream().filter(l -> l.backingFile().startsWith(dir))
                 .map(l -> l.device().path()).toList();

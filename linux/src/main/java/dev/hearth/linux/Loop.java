@@ -174,6 +174,12 @@ public final class Loop {
                     "1".equals(sysfs(dir.resolve("ro"))), "1".equals(sysfs(dir.resolve("loop/dio")))));
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        } catch (IOException e) {
+            // Detached between open and read, the read fails with ENODEV; the file is gone after that.
+            if (!Files.exists(dir.resolve("loop/backing_file"))) {
+                return Optional.empty();
+            }
+            throw e;
         }
     }
 

@@ -46,6 +46,28 @@ public final class MountFlags {
         }
     }
 
+    /** An option that cannot be passed on, and why: callers quote the option as they see fit. */
+    public static final class InvalidOption extends IllegalArgumentException {
+
+        private final String option;
+        private final String reason;
+
+        InvalidOption(String option, String reason) {
+            super(reason + ": " + String.valueOf(option).replace("\0", "\\0"));
+            this.option = option;
+            this.reason = reason;
+        }
+
+        /** The option as the caller gave it (null for a missing one). */
+        public String option() {
+            return option;
+        }
+
+        public String reason() {
+            return reason;
+        }
+    }
+
     private record Effect(long flag, boolean set) {}
 
     // The same vocabulary mount(8) translates into flags; each option sets or clears one bit.
@@ -99,22 +121,21 @@ public final class MountFlags {
      * Splits CSI-style mount options into {@code mount(2)} flags and the filesystem's data string.
      * Later options win ({@code ro} then {@code rw} is read-write), as with mount(8).
      *
-     * @throws IllegalArgumentException for an empty option, one containing ',' or NUL, or one that
-     *     would bind, remount, move or change propagation
+     * @throws InvalidOption for an empty option, one containing ',' or NUL, or one that would bind,
+     *     remount, move or change propagation
      */
     public static Parsed parse(List<String> options) {
         long flags = 0;
         List<String> data = new ArrayList<>();
         for (String option : options) {
             if (option == null || option.isEmpty()) {
-                throw new IllegalArgumentException("empty mount option in " + options);
+                throw new InvalidOption(option, "empty mount option");
             }
             if (option.indexOf(',') >= 0 || option.indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("mount option must not contain ',' or NUL: "
-                        + option.replace("\0", "\\0"));
+                throw new InvalidOption(option, "mount option must not contain ',' or NUL");
             }
             if (FORBIDDEN.contains(option)) {
-                throw new IllegalArgumentException("mount option not allowed: " + option);
+                throw new InvalidOption(option, "mount option not allowed");
             }
             Effect effect = VFS_OPTIONS.get(option);
             if (effect != null) {

@@ -129,6 +129,32 @@ class LoopTest {
     }
 
     @Test
+    void listingWhileDevicesAreDetachedNeverFails() throws Exception {
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), MIB);
+        ExecutorService churn = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> attaching = churn.submit(() -> {
+                for (int i = 0; i < 300; i++) {
+                    LoopDevice device = Loop.attach(file, false, false);
+                    Loop.detach(device);
+                }
+                return null;
+            });
+            while (!attaching.isDone()) {
+                Loop.list(); // a device detached between reading its directory and its files is simply gone
+            }
+            attaching.get();
+        } finally {
+            churn.shutdownNow();
+            for (LoopAttachment left : Loop.list()) {
+                if (left.backingFile().equals(file.toRealPath())) {
+                    Loop.detach(left.device());
+                }
+            }
+        }
+    }
+
+    @Test
     void concurrentAttachesGetDistinctDevices() throws Exception {
         List<Path> files = new ArrayList<>();
         for (int i = 0; i < 4; i++) {

@@ -29,7 +29,9 @@ public final class VolumeCapabilities {
         }
         Mode mode = capability.getAccessMode().getMode();
         if (!ACCESS_MODES.contains(mode)) {
-            return Optional.of("access mode " + mode + " is not supported; a local volume serves one node: "
+            String named = mode == Mode.UNRECOGNIZED
+                    ? capability.getAccessMode().getModeValue() + " (a number CSI does not define)" : mode.name();
+            return Optional.of("access mode " + named + " is not supported; a local volume serves one node: "
                     + ACCESS_MODES);
         }
         return Optional.empty();

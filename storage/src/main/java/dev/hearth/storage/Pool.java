@@ -19,6 +19,9 @@ public interface Pool extends AutoCloseable {
     /** Short kind name for logs and metrics: "file", "lvm", "device". */
     String kind();
 
+    /** The StorageClass parameter keys this pool takes (besides the one that picks the pool). */
+    Set<String> parameterKeys();
+
     /** Checks the pool-specific StorageClass parameters and returns them normalized. */
     Map<String, String> validateParameters(Map<String, String> parameters);
 

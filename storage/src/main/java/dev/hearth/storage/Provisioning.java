@@ -12,7 +12,7 @@ public enum Provisioning {
             return valueOf(value.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new StorageException.InvalidArgument(
-                    "provisioning must be 'thick' or 'thin', not '" + value + "'");
+                    "provisioning must be 'thick' or 'thin', not " + Quoted.of(value));
         }
     }
 

@@ -14,7 +14,7 @@ public final class Quantity {
     public static long parse(String text) {
         Matcher m = FORM.matcher(text.trim());
         if (!m.matches()) {
-            throw new IllegalArgumentException("'" + text + "' is not a size; write e.g. 4096, 512Mi, 10Gi or 1T");
+            throw new IllegalArgumentException(Quoted.of(text) + " is not a size; write e.g. 4096, 512Mi, 10Gi or 1T");
         }
         long number = Long.parseLong(m.group(1));
         String unit = m.group(2) == null ? "" : m.group(2);
@@ -30,7 +30,7 @@ public final class Quantity {
             case "Ti" -> 1L << 40;
             case "P" -> 1000L * 1000 * 1000 * 1000 * 1000;
             case "Pi" -> 1L << 50;
-            default -> throw new IllegalArgumentException("unknown unit in '" + text + "'");
+            default -> throw new IllegalArgumentException("unknown unit in " + Quoted.of(text));
         };
         return Math.multiplyExact(number, factor);
     }

@@ -30,9 +30,17 @@ public final class ErrorMapping implements ServerInterceptor {
 
     private static final Logger LOG = Logger.getLogger(ErrorMapping.class.getName());
 
+    /**
+     * The most a status description may take on the wire, where grpc percent-encodes it into the
+     * {@code grpc-message} header: clients refuse headers past 8 KiB by default (and then see a
+     * transport error, not the status). Messages quote request values shortly ({@code Quoted});
+     * this bound holds even for one that does not.
+     */
+    static final int MAX_DESCRIPTION_BYTES = 2048;
+
     /** What the client sees for the throwable; the throwable rides along as the status' cause. */
     public static Status toStatus(Throwable failure) {
-        return switch (failure) {
+        return bounded(switch (failure) {
             case StatusRuntimeException e -> e.getStatus();
             case StatusException e -> e.getStatus();
             // No default: adding a StorageException kind breaks this switch until it is mapped.
@@ -47,7 +55,38 @@ public final class ErrorMapping implements ServerInterceptor {
                 case StorageException.Failed _ -> Status.INTERNAL;
             });
             default -> explained(failure, Status.INTERNAL);
-        };
+        });
+    }
+
+    /** The status with its description cut to {@link #MAX_DESCRIPTION_BYTES} on the wire, if it is longer. */
+    static Status bounded(Status status) {
+        String description = status.getDescription();
+        if (description == null || wireBytes(description) <= MAX_DESCRIPTION_BYTES) {
+            return status;
+        }
+        String ending = "… (" + description.length() + " chars in all)";
+        int budget = MAX_DESCRIPTION_BYTES - wireBytes(ending);
+        int end = 0;
+        for (int used = wireBytes(description.codePointAt(end)); used <= budget;
+                used += wireBytes(description.codePointAt(end))) {
+            end += Character.charCount(description.codePointAt(end));
+        }
+        return status.withDescription(description.substring(0, end) + ending);
+    }
+
+    private static int wireBytes(String text) {
+        return text.codePoints().map(ErrorMapping::wireBytes).sum();
+    }
+
+    /** Bytes of the character in UTF-8 (a lone surrogate is sent as '?'), three for each that is percent-encoded. */
+    private static int wireBytes(int c) {
+        if (c < 0x80) {
+            return c >= ' ' && c <= '~' && c != '%' ? 1 : 3;
+        }
+        if (c >= Character.MIN_SURROGATE && c <= Character.MAX_SURROGATE) {
+            return 1;
+        }
+        return 3 * (c < 0x800 ? 2 : c < 0x10000 ? 3 : 4);
     }
 
     private static Status explained(Throwable failure, Status status) {
@@ -122,7 +161,7 @@ public final class ErrorMapping implements ServerInterceptor {
                 super.close(mapped, trailers);
                 return;
             }
-            super.close(status, trailers);
+            super.close(bounded(status), trailers);
         }
 
         void fail(Exception failure) {

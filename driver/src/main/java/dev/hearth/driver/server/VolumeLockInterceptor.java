@@ -1,6 +1,7 @@
 package dev.hearth.driver.server;
 
 import com.google.protobuf.Message;
+import dev.hearth.storage.Quoted;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -29,7 +30,7 @@ public final class VolumeLockInterceptor implements ServerInterceptor {
     }
 
     static String busyMessage(String key) {
-        return "an operation on volume " + key + " is already in progress";
+        return "an operation on volume " + Quoted.of(key) + " is already in progress";
     }
 
     @Override

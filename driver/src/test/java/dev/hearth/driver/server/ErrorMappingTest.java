@@ -245,6 +245,56 @@ class ErrorMappingTest {
         assertThat(status.getDescription()).isEqualTo("first");
     }
 
+    static Stream<Arguments> hugeFailures() {
+        String huge = "volume " + "v".repeat(70_000) + " does not exist";
+        String wide = "volume " + "\u00e9\u4e2d\ud83d\ude00".repeat(5_000) + " does not exist";
+        return Stream.of(
+                Arguments.of("thrown storage failure", (Runnable) () -> {
+                    throw new StorageException.NotFound(huge);
+                }),
+                Arguments.of("thrown status", (Runnable) () -> {
+                    throw Status.NOT_FOUND.withDescription(huge).asRuntimeException();
+                }),
+                Arguments.of("non-ASCII message", (Runnable) () -> {
+                    throw new StorageException.NotFound(wide);
+                }));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("hugeFailures")
+    void aHugeMessageReachesAClientWithDefaultLimitsCutShortAndWithItsCode(String what, Runnable failing)
+            throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) -> failing.run());
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(status.getDescription()).startsWith("volume ").containsPattern("… \\(\\d+ chars in all\\)$");
+        assertThat(status.getDescription().getBytes(java.nio.charset.StandardCharsets.UTF_8).length)
+                .isLessThanOrEqualTo(ErrorMapping.MAX_DESCRIPTION_BYTES);
+    }
+
+    @Test
+    void aHugeStatusPassedToOnErrorIsCutShortToo() throws IOException {
+        IdentityGrpc.IdentityBlockingStub stub = serve(Transport.UNIX, (request, responses) -> responses.onError(
+                Status.INVALID_ARGUMENT.withDescription("x".repeat(70_000)).asRuntimeException()));
+
+        Status status = failureOf(stub).getStatus();
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+        assertThat(status.getDescription()).startsWith("xxx").endsWith("… (70000 chars in all)")
+                .hasSizeLessThanOrEqualTo(ErrorMapping.MAX_DESCRIPTION_BYTES);
+    }
+
+    @Test
+    void aMessageThatFitsIsLeftWhole() {
+        String fits = "p".repeat(ErrorMapping.MAX_DESCRIPTION_BYTES);
+
+        assertThat(ErrorMapping.toStatus(new StorageException.NotFound(fits)).getDescription()).isEqualTo(fits);
+        assertThat(ErrorMapping.toStatus(new StorageException.NotFound(fits + "p")).getDescription())
+                .endsWith("… (2049 chars in all)");
+    }
+
     @Test
     void withoutTheInterceptorGrpcWouldAnswerUnknown() throws IOException {
         server = TestServer.start(Transport.TCP.endpoint(dir), List.of(), new IdentityGrpc.IdentityImplBase() {

@@ -209,7 +209,7 @@ class RequestLoggingTest {
                         r -> assertThat(r).satisfies(
                                 x -> assertThat(x.getLevel()).isEqualTo(Level.WARNING),
                                 x -> assertThat(x.getMessage()).matches("method=DeleteVolume volume_id=slow code=ABORTED"
-                                        + DURATION + " error=\"an operation on volume slow is already in progress\"")),
+                                        + DURATION + " error=\"an operation on volume 'slow' is already in progress\"")),
                         r -> assertThat(r).satisfies(
                                 x -> assertThat(x.getLevel()).isEqualTo(Level.INFO),
                                 x -> assertThat(x.getMessage()).matches("method=DeleteVolume volume_id=slow code=OK"

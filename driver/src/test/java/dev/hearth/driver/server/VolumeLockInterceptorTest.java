@@ -79,7 +79,7 @@ class VolumeLockInterceptorTest {
         Status second = statusOf(() -> stub.deleteVolume(delete("slow")));
 
         assertThat(second.getCode()).isEqualTo(Status.Code.ABORTED);
-        assertThat(second.getDescription()).isEqualTo("an operation on volume slow is already in progress");
+        assertThat(second.getDescription()).isEqualTo("an operation on volume 'slow' is already in progress");
         assertThat(controller.runs("slow")).isEqualTo(1);
 
         assertThat(statusOf(() -> stub.deleteVolume(delete("other"))).getCode())

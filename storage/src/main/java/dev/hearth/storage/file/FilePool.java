@@ -13,6 +13,7 @@ import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
@@ -39,6 +40,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * A pool whose volumes are image files in one directory, attached as loop devices; snapshots are
@@ -140,12 +142,18 @@ public final class FilePool implements Pool {
     }
 
     @Override
+    public Set<String> parameterKeys() {
+        return Set.of(PROVISIONING);
+    }
+
+    @Override
     public Map<String, String> validateParameters(Map<String, String> parameters) {
         Map<String, String> normalized = new TreeMap<>();
         for (var entry : parameters.entrySet()) {
-            if (!entry.getKey().equals(PROVISIONING)) {
-                throw new StorageException.InvalidArgument("unknown parameter '" + entry.getKey()
-                        + "' for file pool '" + name() + "'; it accepts: " + PROVISIONING);
+            if (!parameterKeys().contains(entry.getKey())) {
+                throw new StorageException.InvalidArgument("unknown parameter " + Quoted.of(entry.getKey())
+                        + " for file pool '" + name() + "'; it accepts: " + String.join(", ",
+                        new TreeSet<>(parameterKeys())));
             }
         }
         String provisioning = parameters.getOrDefault(PROVISIONING, config.provisioning().label());
@@ -238,16 +246,16 @@ public final class FilePool implements Pool {
     /** An existing volume answers a repeated request only if it is what that request asks for. */
     private static Volume sameRequestAgain(Volume volume, VolumeRequest request, Map<String, String> parameters) {
         if (!volume.name().equals(request.name())) {
-            throw new StorageException.Conflict("volume " + volume.id() + " was made for name '" + volume.name()
-                    + "', which shares its key with '" + request.name() + "'");
+            throw new StorageException.Conflict("volume " + volume.id() + " was made for name "
+                    + Quoted.of(volume.name()) + ", which shares its key with " + Quoted.of(request.name()));
         }
         if (!volume.parameters().equals(parameters)) {
-            throw new StorageException.Conflict("volume '" + request.name() + "' exists with parameters "
+            throw new StorageException.Conflict("volume " + Quoted.of(request.name()) + " exists with parameters "
                     + volume.parameters() + ", not " + parameters);
         }
         if (!request.range().admits(volume.sizeBytes())) {
-            throw new StorageException.Conflict("volume '" + request.name() + "' exists with " + volume.sizeBytes()
-                    + " bytes, outside the requested range " + request.range());
+            throw new StorageException.Conflict("volume " + Quoted.of(request.name()) + " exists with "
+                    + volume.sizeBytes() + " bytes, outside the requested range " + request.range());
         }
         return volume;
     }

@@ -1,5 +1,6 @@
 package dev.hearth.storage.fs;
 
+import dev.hearth.storage.Quoted;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
@@ -40,7 +41,7 @@ public enum FilesystemType {
             return DEFAULT;
         }
         return fromKernelName(name.strip().toLowerCase(Locale.ROOT)).orElseThrow(() -> new IllegalArgumentException(
-                "unsupported filesystem type \"" + name + "\"; supported: "
+                "unsupported filesystem type " + Quoted.of(name) + "; supported: "
                 + Arrays.stream(values()).map(FilesystemType::kernelName).collect(Collectors.joining(", "))));
     }
 

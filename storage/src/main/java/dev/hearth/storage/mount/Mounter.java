@@ -9,6 +9,8 @@ import dev.hearth.linux.MountFlags;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.storage.Emptiness;
+import dev.hearth.storage.Quantity;
+import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
@@ -21,12 +23,14 @@ import dev.hearth.storage.tool.ToolException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * Stages and publishes block devices on this node. It keeps no state: whether something is
@@ -82,21 +86,21 @@ public final class Mounter {
             throw new StorageException.Conflict("volume " + volume + " is published as a raw block device at "
                     + target + "; it cannot be staged as a filesystem too");
         });
+        requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
+        makeDirectory(staging, "staging path", staging);
         FilesystemType type = prepareFilesystem(volume, device, proof, requested);
-        if (type == FilesystemType.EXT4) {
-            grower.growUnmountedExt4(device); // a restore or clone larger than its source
+        // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
+        if (type == FilesystemType.EXT4 && !mountedAnywhere(device)) {
+            grower.growUnmountedExt4(device);
         }
         try {
-            Files.createDirectories(staging);
             Mounts.mount(device.toString(), staging, type.kernelName(), flags.flags(), flags.data());
         } catch (LinuxException e) {
             if (e.errno() == Errno.EINVAL && !options.isEmpty()) {
                 throw new StorageException.InvalidArgument("mounting " + type.kernelName() + " with options "
-                        + options + " failed: " + e.getMessage());
+                        + quoted(options) + " failed: " + e.getMessage());
             }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new StorageException.Failed("creating staging path " + staging + ": " + e.getMessage(), e);
         }
         if (type != FilesystemType.EXT4) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
@@ -159,6 +163,11 @@ public final class Mounter {
                 if (!(emptiness instanceof Emptiness.Proven)) {
                     throw new StorageException.Precondition("refusing to format " + device + " of volume " + volume
                             + ": it has no signature, but it is not provably empty: " + emptiness.describe());
+                }
+                if (size < wanted.minimumBytes()) {
+                    throw new StorageException.Precondition("volume " + volume + " is " + Quantity.format(size)
+                            + ", smaller than the " + Quantity.format(wanted.minimumBytes()) + " that "
+                            + wanted.kernelName() + " needs; stage it with another fs_type");
                 }
                 journal.begin(volume, device);
                 try {
@@ -245,6 +254,28 @@ public final class Mounter {
     }
 
     /**
+     * Where the device's filesystem, mounted at {@code path}, can be grown: there if that mount is
+     * read-write, else another read-write mount of the whole filesystem (the staging path of a
+     * volume published read-only), since xfs and btrfs refuse to grow through a read-only mount.
+     */
+    public Path writableMount(Path device, Path path) {
+        if (mountAt(path).filter(m -> !m.readOnly()).isPresent()) {
+            return path;
+        }
+        try {
+            return MountInfo.read().stream()
+                    .filter(m -> device.toString().equals(m.source()) && !m.readOnly() && m.root().equals("/"))
+                    .map(MountEntry::mountPoint)
+                    .findFirst()
+                    .orElseThrow(() -> new StorageException.Precondition("the filesystem on " + device
+                            + " is mounted only read-only (at " + Quoted.of(path)
+                            + "); it can grow once it is mounted read-write"));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * Gives the group {@code gid} the volume's root directory, with group read/write and the
      * setgid bit so new files inherit the group: what Kubernetes' fsGroup asks of a volume.
      */
@@ -275,11 +306,8 @@ public final class Mounter {
         if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
             return;
         }
-        try {
-            Files.createDirectories(target);
-        } catch (IOException e) {
-            throw new StorageException.Failed("creating target path " + target + ": " + e.getMessage(), e);
-        }
+        requireNothingMountedBeneath(target, "target path");
+        makeDirectory(target, "target path", target);
         bind(staging, target, readOnly);
     }
 
@@ -294,14 +322,17 @@ public final class Mounter {
             checkBlockPublished(existing.get(), device, target, readOnly);
             return;
         }
+        makeDirectory(target.getParent(), "target path", target);
         try {
-            Files.createDirectories(target.getParent());
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
                 Files.delete(target); // an empty directory left by a caller; a block target must be a file
             }
             if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createFile(target);
             }
+        } catch (DirectoryNotEmptyException e) {
+            throw new StorageException.InvalidArgument("target path " + Quoted.of(target)
+                    + " is a directory that holds files; a block volume is published on a file");
         } catch (IOException e) {
             throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
         }
@@ -341,7 +372,13 @@ public final class Mounter {
         unmountAll(target);
         boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
         try {
-            Files.deleteIfExists(target);
+            // Not there, or under something that is no directory (ENOTDIR): nothing to remove either way.
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.deleteIfExists(target);
+            }
+        } catch (DirectoryNotEmptyException e) {
+            throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted but"
+                    + " holds files; hearth removes only the empty directory or the file a publish made, never data");
         } catch (IOException e) {
             throw new StorageException.Failed("removing target path " + target + ": " + e.getMessage(), e);
         }
@@ -390,7 +427,63 @@ public final class Mounter {
             if (e.errno() == Errno.EBUSY) {
                 throw new StorageException.Precondition(path + " is busy: " + e.getMessage());
             }
+            if (e.errno() == Errno.ENOENT) {
+                throw new StorageException.Precondition(Quoted.of(path) + " is in the mount table but cannot be"
+                        + " reached: a mount over a directory above it hides it; unmount that first");
+            }
             throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Makes {@code directory} and its parents, for the request path {@code named}. A path that
+     * something other than a directory occupies is the request's mistake, and one on a read-only
+     * mount (inside a volume published read-only, say) cannot be made: neither is a failure of the node.
+     */
+    private static void makeDirectory(Path directory, String what, Path named) {
+        try {
+            Files.createDirectories(directory);
+        } catch (IOException e) {
+            for (Path step = directory; step != null; step = step.getParent()) {
+                if (Files.exists(step, LinkOption.NOFOLLOW_LINKS)) {
+                    if (!Files.isDirectory(step, LinkOption.NOFOLLOW_LINKS)) {
+                        throw new StorageException.InvalidArgument(what + " " + Quoted.of(named)
+                                + (step.equals(named) ? "" : " lies under " + Quoted.of(step) + ", which")
+                                + " exists and is not a directory");
+                    }
+                    if (containing(step).readOnly()) {
+                        throw new StorageException.Precondition(what + " " + Quoted.of(named)
+                                + " cannot be made: " + Quoted.of(step) + " is on a read-only mount");
+                    }
+                    break;
+                }
+            }
+            throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** A mount over a directory hides the mounts beneath it: they could be neither used nor unmounted. */
+    private static void requireNothingMountedBeneath(Path path, String what) {
+        try {
+            Path wanted = path.toAbsolutePath().normalize();
+            Optional<MountEntry> beneath = MountInfo.read().stream()
+                    .filter(m -> m.mountPoint().startsWith(wanted) && !m.mountPoint().equals(wanted))
+                    .findFirst();
+            if (beneath.isPresent()) {
+                throw new StorageException.Precondition(what + " " + Quoted.of(path) + " has "
+                        + Quoted.of(beneath.get().mountPoint()) + " mounted beneath it, which a mount there would hide");
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean mountedAnywhere(Path device) {
+        try {
+            return MountInfo.read().stream().anyMatch(m -> device.toString().equals(m.source()));
         } catch (IOException e) {
             throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
         }
@@ -422,8 +515,12 @@ public final class Mounter {
     private static MountFlags.Parsed parseOptions(List<String> options) {
         try {
             return MountFlags.parse(options);
-        } catch (IllegalArgumentException e) {
-            throw new StorageException.InvalidArgument("mount flags " + options + ": " + e.getMessage());
+        } catch (MountFlags.InvalidOption e) {
+            throw new StorageException.InvalidArgument("mount_flags " + Quoted.of(e.option()) + ": " + e.reason());
         }
+    }
+
+    private static String quoted(List<String> options) {
+        return options.stream().map(Quoted::of).collect(Collectors.joining(", ", "[", "]"));
     }
 }

@@ -29,7 +29,7 @@ class FilesystemTypeTest {
     void rejectsOthersNamingValueAndChoices(String name) {
         assertThatThrownBy(() -> FilesystemType.parse(name))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unsupported filesystem type \"" + name + "\"; supported: ext4, xfs, btrfs");
+                .hasMessage("unsupported filesystem type '" + name + "'; supported: ext4, xfs, btrfs");
     }
 
     @Test

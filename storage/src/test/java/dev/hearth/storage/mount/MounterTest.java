@@ -327,7 +327,7 @@ class MounterTest {
     @Test
     @RequiresTools("mkfs.xfs")
     void stageThatMkfsCannotServeFailsAsAStorageErrorAndMountsNothing() throws IOException {
-        Path device = blankDevice(64 * MIB); // xfs wants at least 300 MB
+        Path device = Scratch.attach(cleanup, sparseFile("read-only.img", 512 * MIB), true, true).path();
         Path staging = mountPoint("staging");
 
         assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.XFS), List.of()))
@@ -335,6 +335,19 @@ class MounterTest {
                 .hasMessageContaining("mkfs.xfs");
 
         assertThat(mountsAt(staging)).isEmpty();
+    }
+
+    @Test
+    void stageOfAFilesystemTheDeviceIsTooSmallForIsRefusedBeforeMkfs() throws IOException {
+        Path device = blankDevice(64 * MIB); // xfs wants at least 300 MB
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), mountPoint("staging"),
+                Optional.of(FilesystemType.XFS), List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("is 64.0 MiB, smaller than the 300.0 MiB that xfs needs");
+
+        assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
+        assertThat(journal.isOpen(VOLUME)).isFalse();
     }
 
     @Test

@@ -39,9 +39,37 @@ class NodePathTest {
     }
 
     @Test
-    void pathWithANulIsInvalid() {
+    void pathWithANulIsInvalidAndShownEscaped() {
         assertThatThrownBy(() -> NodePath.check("/var/lib/kubelet\0/x", "target_path"))
-                .isInstanceOf(StorageException.InvalidArgument.class);
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessage("target_path '/var/lib/kubelet\\0/x' is not a valid path: Nul character not allowed");
+    }
+
+    @Test
+    void nameLongerThanTheKernelTakesIsInvalidAndSaysSo() {
+        String raw = "/var/lib/kubelet/pods/" + "n".repeat(256);
+
+        assertThatThrownBy(() -> NodePath.check(raw, "target_path"))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("target_path '/var/lib/kubelet/pods/nnn")
+                .hasMessageContaining("has a name of 256 bytes; a name in a path has at most 255");
+        assertThat(NodePath.check("/var/lib/kubelet/pods/" + "n".repeat(255), "target_path")).isNotNull();
+    }
+
+    @Test
+    void pathLongerThanTheKernelTakesInBytesIsInvalid() {
+        String raw = "/" + "\u00e9/".repeat(1_500); // 3001 characters, 4501 bytes
+
+        assertThatThrownBy(() -> NodePath.check(raw, "target_path"))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("is 4501 bytes long; a path has at most 4095");
+    }
+
+    @Test
+    void ofNamesAPathWithoutLookingAtTheNode() {
+        assertThat(NodePath.of("relative/x", "volume_path")).isEqualTo(Path.of("relative/x"));
+        assertThatThrownBy(() -> NodePath.of("/a\0b", "volume_path"))
+                .isInstanceOf(StorageException.InvalidArgument.class).hasMessageContaining("volume_path");
     }
 
     @Test
@@ -49,7 +77,8 @@ class NodePathTest {
         String raw = "/" + "a/".repeat(3000) + "b";
 
         assertThatThrownBy(() -> NodePath.check(raw, "target_path"))
-                .isInstanceOf(StorageException.InvalidArgument.class);
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessageContaining("(6002 chars) is 6002 bytes long");
     }
 
     @Test
