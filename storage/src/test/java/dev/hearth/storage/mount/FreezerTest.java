@@ -110,7 +110,7 @@ class FreezerTest {
         CountDownLatch frozen = new CountDownLatch(1);
         CountDownLatch never = new CountDownLatch(1);
         cleanup.add(never::countDown);
-        CompletableFuture.runAsync(() -> {
+        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> {
             try {
                 new Freezer(records, Duration.ofSeconds(60)).whileFrozen(mnt, () -> {
                     frozen.countDown();
@@ -127,6 +127,9 @@ class FreezerTest {
 
         assertThat(result).isEqualTo("second copy");
         assertThat(writeFile("after")).hasContent("after");
+        never.countDown();
+        assertThatThrownBy(first::join).as("the stale freeze's copy no longer counts")
+                .hasCauseInstanceOf(StorageException.Precondition.class);
     }
 
     @Test
