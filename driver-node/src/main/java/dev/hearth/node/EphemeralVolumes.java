@@ -116,9 +116,10 @@ final class EphemeralVolumes {
 
     /** Unmounts the volume from the target (if given) and its staging path, then detaches and deletes it. */
     private void remove(Pool pool, VolumeId id, Optional<Path> target) {
-        target.ifPresent(mounter::unpublish);
+        Optional<Path> device = pool.attachedDevice(id);
+        target.ifPresent(t -> mounter.unpublish(t, device));
         Path staging = staging(id);
-        mounter.unstage(staging);
+        mounter.unstage(staging, device);
         removeDirectory(staging);
         pool.detach(id);
         pool.delete(id);

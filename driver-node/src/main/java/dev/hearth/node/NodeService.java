@@ -123,8 +123,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeUnstageVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
-        mounter.unstage(staging);
-        VolumeId.parse(request.getVolumeId()).ifPresent(id -> pools.of(id).ifPresent(pool -> pool.detach(id)));
+        Optional<VolumeId> id = VolumeId.parse(request.getVolumeId());
+        mounter.unstage(staging, id.flatMap(this::attachedDevice));
+        id.ifPresent(volume -> pools.of(volume).ifPresent(pool -> pool.detach(volume)));
         response.onNext(NodeUnstageVolumeResponse.getDefaultInstance());
         response.onCompleted();
     }
@@ -168,8 +169,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeUnpublishVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
         Path target = NodePath.check(request.getTargetPath(), "target_path");
-        if (VolumeId.parse(request.getVolumeId()).isPresent() || !ephemeral.unpublish(request.getVolumeId(), target)) {
-            mounter.unpublish(target);
+        Optional<VolumeId> id = VolumeId.parse(request.getVolumeId());
+        if (id.isPresent() || !ephemeral.unpublish(request.getVolumeId(), target)) {
+            mounter.unpublish(target, id.flatMap(this::attachedDevice));
         }
         response.onNext(NodeUnpublishVolumeResponse.getDefaultInstance());
         response.onCompleted();
@@ -251,6 +253,11 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 .or(() -> ephemeral.find(volumeId))
                 .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
                         + " does not exist on this node"));
+    }
+
+    /** The device a volume of ours is attached as on this node, if it is. */
+    private Optional<Path> attachedDevice(VolumeId id) {
+        return pools.of(id).flatMap(pool -> pool.attachedDevice(id));
     }
 
     private static dev.hearth.csi.v1.VolumeUsage usage(dev.hearth.csi.v1.VolumeUsage.Unit unit, long total,

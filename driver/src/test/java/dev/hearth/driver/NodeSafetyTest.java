@@ -157,4 +157,21 @@ class NodeSafetyTest extends DriverFixture {
         assertThat(Files.exists(target)).isFalse();
         kubelet.unstage(id, staging);
     }
+
+    @Test
+    void unpublishAndUnstageNeverTouchWhatHearthDidNotMountOrMake() throws IOException {
+        String id = driver.create("hostile", 64 * MIB, mount("ext4")).getVolumeId();
+        Path precious = Files.writeString(Files.createDirectories(dir.resolve("etc")).resolve("passwd"), "root:x:0:0\n");
+        Path hostMount = Files.createDirectories(dir.resolve("boot"));
+        ScratchFilesystem.run(List.of("mount", "-t", "tmpfs", "tmpfs", hostMount.toString()));
+        driver.cleanup().add(() -> ScratchFilesystem.unmountIfMounted(hostMount));
+
+        assertFails(() -> kubelet.unpublish(id, precious), Status.Code.FAILED_PRECONDITION, "never data");
+        assertFails(() -> kubelet.unpublish(id, hostMount), Status.Code.FAILED_PRECONDITION, "not this volume's");
+        assertFails(() -> kubelet.unstage(id, hostMount), Status.Code.FAILED_PRECONDITION, "not this volume's");
+        assertFails(() -> kubelet.unstage("not-a-hearth-id", hostMount), Status.Code.FAILED_PRECONDITION);
+
+        assertThat(precious).hasContent("root:x:0:0\n");
+        assertThat(MountInfo.at(hostMount)).hasValueSatisfying(m -> assertThat(m.fsType()).isEqualTo("tmpfs"));
+    }
 }

@@ -229,8 +229,15 @@ public final class Mounter {
      * frozen (a driver killed inside a snapshot's freeze) is thawed first: unmounted while frozen, it
      * would stay alive and frozen with no path left to thaw it, holding its device for good.
      */
-    public void unstage(Path staging) {
-        if (isMounted(staging)) {
+    public void unstage(Path staging, Optional<Path> device) {
+        Optional<MountEntry> mounted = mountAt(staging);
+        if (mounted.isPresent() && !isDevice(mounted.get(), device)) {
+            throw new StorageException.Precondition("staging path " + Quoted.of(staging) + " has "
+                    + Quoted.of(mounted.get().source()) + " mounted, which is not this volume's"
+                    + device.map(d -> " (" + d + ")").orElse(" (it is not attached on this node)")
+                    + "; hearth unmounts only what it mounted");
+        }
+        if (mounted.isPresent()) {
             try {
                 if (Freeze.thaw(staging)) {
                     LOG.log(System.Logger.Level.WARNING, "thawed " + staging + " before unstaging it: it was left frozen");
@@ -239,7 +246,12 @@ public final class Mounter {
                 LOG.log(System.Logger.Level.DEBUG, () -> "thaw before unstaging " + staging + ": " + e.getMessage());
             }
         }
-        unmountAll(staging);
+        unmountAll(staging, entry -> isDevice(entry, device));
+    }
+
+    /** Whether the mount is of the volume's device, as a stage or a filesystem publish makes it. */
+    private static boolean isDevice(MountEntry entry, Optional<Path> device) {
+        return device.isPresent() && device.get().toString().equals(entry.source());
     }
 
     public boolean isMounted(Path path) {
@@ -366,16 +378,50 @@ public final class Mounter {
                 && entry.root().equals(joinRoot(devices, device));
     }
 
-    /** Unmounts the target and removes the file or directory the publish made; idempotent. */
-    public void unpublish(Path target) {
-        Optional<Path> boundDevice = mountAt(target).flatMap(Mounter::boundDevice);
-        unmountAll(target);
+    /**
+     * Unmounts what a publish of the volume whose device is {@code device} put at the target, and
+     * removes the empty file or directory left there; idempotent. Anything else mounted there is
+     * refused, and a file with content, a device node or a directory holding files is never
+     * removed: whatever a request names, hearth takes away only what its publish made.
+     */
+    public void unpublish(Path target, Optional<Path> device) {
+        Optional<MountEntry> mounted = mountAt(target);
+        Optional<Path> boundDevice = mounted.flatMap(Mounter::boundDevice);
+        if (mounted.isPresent() && !published(mounted.get(), device)) {
+            throw new StorageException.Precondition("target path " + Quoted.of(target) + " has "
+                    + Quoted.of(mounted.get().source() + mounted.get().root()) + " mounted, which is not this volume's"
+                    + "; hearth unmounts only what it mounted");
+        }
+        unmountAll(target, entry -> published(entry, device));
         boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
+        removePublishTarget(target);
+    }
+
+    /** Whether the mount is a publish of the device: its filesystem, its device node, or its read-only view. */
+    private static boolean published(MountEntry entry, Optional<Path> device) {
+        if (isDevice(entry, device)) {
+            return true;
+        }
+        Optional<Path> bound = boundDevice(entry);
+        return device.isPresent() && bound.isPresent()
+                && (bound.get().equals(device.get()) || ReadOnlyViews.of(device.get()).contains(bound.get()));
+    }
+
+    /** Removes an empty directory or an empty regular file (what a publish makes); refuses anything else. */
+    private static void removePublishTarget(Path target) {
         try {
             // Not there, or under something that is no directory (ENOTDIR): nothing to remove either way.
-            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                Files.deleteIfExists(target);
+            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                return;
             }
+            boolean emptyFile = Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && Files.size(target) == 0;
+            if (!emptyFile && !Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted and"
+                        + " holds " + (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) ? "a file with data"
+                        : "something that is no file or directory") + "; hearth removes only the empty directory or"
+                        + " the empty file a publish made, never data");
+            }
+            Files.deleteIfExists(target);
         } catch (DirectoryNotEmptyException e) {
             throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted but"
                     + " holds files; hearth removes only the empty directory or the file a publish made, never data");
@@ -418,9 +464,11 @@ public final class Mounter {
         }
     }
 
-    private static void unmountAll(Path path) {
+    /** Unmounts the mounts stacked at {@code path}, top first, while each is {@code ours}. */
+    private static void unmountAll(Path path, java.util.function.Predicate<MountEntry> ours) {
         try {
-            while (MountInfo.at(path).isPresent()) {
+            for (Optional<MountEntry> top = MountInfo.at(path); top.isPresent() && ours.test(top.get());
+                    top = MountInfo.at(path)) {
                 Mounts.unmount(path);
             }
         } catch (LinuxException e) {

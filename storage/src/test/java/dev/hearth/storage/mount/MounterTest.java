@@ -357,9 +357,9 @@ class MounterTest {
         mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
         Files.writeString(staging.resolve("data"), "survives unstage");
 
-        mounter.unstage(staging);
-        mounter.unstage(staging);
-        mounter.unstage(dir.resolve("never-staged"));
+        mounter.unstage(staging, Optional.of(device));
+        mounter.unstage(staging, Optional.of(device));
+        mounter.unstage(dir.resolve("never-staged"), Optional.of(device));
 
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(staging.resolve("data")).doesNotExist();
@@ -480,8 +480,8 @@ class MounterTest {
         publish(staging, target, false);
         Files.writeString(target.resolve("data"), "kept on the volume");
 
-        mounter.unpublish(target);
-        mounter.unpublish(target);
+        mounter.unpublish(target, Optional.of(deviceOf(staging)));
+        mounter.unpublish(target, Optional.of(deviceOf(staging)));
 
         assertThat(mountsAt(target)).isEmpty();
         assertThat(target).doesNotExist();
@@ -557,7 +557,7 @@ class MounterTest {
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining("read-only");
 
-        mounter.unpublish(target);
+        mounter.unpublish(target, Optional.of(device));
 
         assertThat(Files.exists(target)).isFalse();
         assertThat(Loop.list()).noneMatch(view -> view.backingFile().equals(device));
@@ -580,8 +580,8 @@ class MounterTest {
         Path target = mountPoint("dev");
         mounter.publishBlock(device, target, false);
 
-        mounter.unpublish(target);
-        mounter.unpublish(target);
+        mounter.unpublish(target, Optional.of(device));
+        mounter.unpublish(target, Optional.of(device));
 
         assertThat(mountsAt(target)).isEmpty();
         assertThat(target).doesNotExist();
@@ -698,7 +698,7 @@ class MounterTest {
         // Frozen by a process that is gone now: a driver killed inside a snapshot.
         ScratchFilesystem.run(List.of("fsfreeze", "--freeze", staging.toString()));
 
-        mounter.unstage(staging);
+        mounter.unstage(staging, Optional.of(device));
 
         assertThat(mountsAt(staging)).isEmpty();
         Path again = mountPoint("again");
@@ -714,7 +714,55 @@ class MounterTest {
         assertThat(write.get(10, TimeUnit.SECONDS)).hasContent("not frozen");
     }
 
+    // --- only what hearth mounted (issue 8: hostile paths) ---
+
+    @Test
+    void unstageRefusesAMountThatIsNotTheVolumesAndLeavesItMounted() throws IOException {
+        Path staging = stagedExt4();
+        Path other = blankDevice(64 * MIB);
+
+        assertThatThrownBy(() -> mounter.unstage(staging, Optional.of(other)))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("not this volume's");
+        assertThatThrownBy(() -> mounter.unstage(staging, Optional.empty()))
+                .isInstanceOf(StorageException.Precondition.class);
+
+        assertThat(mountsAt(staging)).hasSize(1);
+    }
+
+    @Test
+    void unpublishRefusesAMountThatIsNotTheVolumesAndLeavesItMounted() throws IOException {
+        Path staging = stagedExt4();
+        Path target = mountPoint("pods/uid/volumes/mount");
+        publish(staging, target, false);
+        Path other = blankDevice(64 * MIB);
+
+        assertThatThrownBy(() -> mounter.unpublish(target, Optional.of(other)))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("not this volume's");
+
+        assertThat(mountsAt(target)).hasSize(1);
+    }
+
+    @Test
+    void unpublishNeverRemovesAFileWithDataOrADeviceNode() throws IOException {
+        Path file = Files.writeString(dir.resolve("passwd"), "root:x:0:0::/root:/bin/sh\n");
+        Path node = blankDevice(64 * MIB); // a device node: /dev/null or a disk for a hostile request
+
+        assertThatThrownBy(() -> mounter.unpublish(file, Optional.empty()))
+                .isInstanceOf(StorageException.Precondition.class).hasMessageContaining("never data");
+        assertThatThrownBy(() -> mounter.unpublish(node, Optional.empty()))
+                .isInstanceOf(StorageException.Precondition.class);
+
+        assertThat(file).hasContent("root:x:0:0::/root:/bin/sh\n");
+        assertThat(BlockDevices.isBlockDevice(node)).isTrue();
+    }
+
     // --- helpers ---
+
+    private static Path deviceOf(Path staging) throws IOException {
+        return Path.of(MountInfo.at(staging).orElseThrow().source());
+    }
 
     /** Publishes what the staging path holds, naming its device as the node service would. */
     private void publish(Path staging, Path target, boolean readOnly) throws IOException {
