@@ -169,9 +169,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeUnpublishVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
         Path target = NodePath.check(request.getTargetPath(), "target_path");
-        Optional<VolumeId> id = VolumeId.parse(request.getVolumeId());
-        if (id.isPresent() || !ephemeral.unpublish(request.getVolumeId(), target)) {
-            mounter.unpublish(target, id.flatMap(this::attachedDevice));
+        // An ephemeral volume goes with its publish, whatever its kubelet ID looks like.
+        if (!ephemeral.unpublish(request.getVolumeId(), target)) {
+            mounter.unpublish(target, VolumeId.parse(request.getVolumeId()).flatMap(this::attachedDevice));
         }
         response.onNext(NodeUnpublishVolumeResponse.getDefaultInstance());
         response.onCompleted();

@@ -107,6 +107,22 @@ class EphemeralVolumeTest extends DriverFixture {
     @Test
     @RequiresRoot
     @RequiresTools("mkfs.ext4")
+    void anEphemeralVolumeWhoseKubeletIdLooksLikeOursIsStillRemovedOnUnpublish() throws IOException {
+        String oursInShape = dev.hearth.storage.VolumeId.mint("default", "no-such-volume").toString();
+        Path target = kubelet.targetFor("odd-0");
+        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(oursInShape)
+                .setTargetPath(target.toString()).setVolumeCapability(mount("ext4"))
+                .putAllVolumeContext(attributes("64Mi")).build());
+
+        kubelet.unpublish(oursInShape, target);
+
+        assertThat(target).doesNotExist();
+        assertNothingLeft(target);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
     void publishingTheSameEphemeralVolumeAgainIsTheSameVolume() throws IOException {
         Path target = kubelet.targetFor("web-0");
         publish(target, attributes("64Mi"), mount("ext4"));
