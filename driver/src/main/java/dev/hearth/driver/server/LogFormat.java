@@ -98,7 +98,9 @@ public final class LogFormat extends Formatter {
                 case '\r' -> out.append("\\r");
                 case '\t' -> out.append("\\t");
                 default -> {
-                    if (c < ' ') {
+                    // Controls, lone surrogates and non-characters would break a log line or the
+                    // file a shipper (or a test report) writes it into.
+                    if (Character.isISOControl(c) || Character.isSurrogate(c) || c == '\ufffe' || c == '\uffff') {
                         out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
                     } else {
                         out.append(c);

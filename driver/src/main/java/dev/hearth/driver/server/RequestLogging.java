@@ -11,6 +11,7 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import dev.hearth.storage.Quoted;
 import io.grpc.Status;
 import java.util.List;
 import java.util.Locale;
@@ -106,8 +107,11 @@ public final class RequestLogging implements ServerInterceptor {
         };
     }
 
+    /** An ID as the line shows it: whole if it is a plain token, else quoted, escaped and cut short like a message. */
     private static String value(String value) {
-        return value.chars().anyMatch(c -> c <= ' ' || c == '"' || c == '=') ? LogFormat.quoted(value) : value;
+        boolean plain = value.length() <= Quoted.LIMIT
+                && value.chars().allMatch(c -> c > ' ' && c <= '~' && c != '"' && c != '=' && c != '\'');
+        return plain ? value : Quoted.of(value);
     }
 
     /** The level an operator should see a call's line at. */

@@ -217,6 +217,19 @@ class RequestLoggingTest {
     }
 
     @Test
+    void aHugeOrOddIdIsQuotedEscapedAndCutShortInTheLine() throws Exception {
+        ControllerGrpc.ControllerBlockingStub stub = serve(Transport.UNIX);
+
+        stub.createSnapshot(CreateSnapshotRequest.newBuilder().setSourceVolumeId("hv-1")
+                .setName("x".repeat(70_000)).build());
+        stub.createSnapshot(CreateSnapshotRequest.newBuilder().setSourceVolumeId("hv\n1\u0007").setName("s").build());
+
+        assertThat(log.messages(Level.INFO)).satisfiesExactly(
+                m -> assertThat(m).contains("name='xxxx").contains("…' (70000 chars)").hasSizeLessThan(1024),
+                m -> assertThat(m).contains("source_volume_id='hv\\n1\\u0007'").doesNotContain("\n"));
+    }
+
+    @Test
     void callWithoutIdFieldsHasNone() throws Exception {
         serve(Transport.UNIX);
 
