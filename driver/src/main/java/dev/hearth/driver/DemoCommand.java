@@ -44,9 +44,11 @@ import picocli.CommandLine.Spec;
  * exits 1, or 128 + the signal's number (143, 130) as a shell expects of a program a signal stopped.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Start hearth on a temporary socket with a file pool in a temporary directory, walk a "
-                + "filesystem volume and a raw block volume through their whole life, and clean up, also when "
-                + "interrupted. Needs root.")
+        description = "Start hearth on a temporary socket with a file pool in a temporary directory, and make the "
+                + "calls the external-provisioner, csi-snapshotter and kubelet would: an ext4 volume and a raw block "
+                + "volume through their whole life, then an xfs volume that is snapshotted, restored into a larger "
+                + "volume, cloned and expanded while mounted. Every step is printed with its duration; everything "
+                + "is cleaned up at the end, also when interrupted. Needs root.")
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
