@@ -74,11 +74,11 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         ControllerGetCapabilitiesResponse.Builder builder = ControllerGetCapabilitiesResponse.newBuilder();
         List<Type> types = new ArrayList<>(List.of(Type.CREATE_DELETE_VOLUME, Type.LIST_VOLUMES, Type.GET_CAPACITY,
                 Type.SINGLE_NODE_MULTI_WRITER, Type.GET_VOLUME, Type.VOLUME_CONDITION));
-        // Advertised only when every pool can: the CO cannot tell which pool a request will reach.
-        if (pools.allHave(PoolFeature.SNAPSHOTS)) {
+        // Advertised when any pool can; a request reaching a pool that cannot is refused by that pool's name.
+        if (pools.anyHas(PoolFeature.SNAPSHOTS)) {
             types.addAll(List.of(Type.CREATE_DELETE_SNAPSHOT, Type.LIST_SNAPSHOTS));
         }
-        if (pools.allHave(PoolFeature.CLONES)) {
+        if (pools.anyHas(PoolFeature.CLONES)) {
             types.add(Type.CLONE_VOLUME);
         }
         for (Type type : types) {
@@ -297,6 +297,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         if (!sourcePool.equals(pool.name())) {
             throw invalid("the source is in pool '" + sourcePool + "' but the new volume would go to pool '"
                     + pool.name() + "'; a restore or clone stays in its source's pool");
+        }
+        switch (parsed) {
+            case VolumeSource.FromSnapshot _ -> Pools.requireFeature(pool, PoolFeature.SNAPSHOTS, "restore snapshots");
+            case VolumeSource.FromVolume _ -> Pools.requireFeature(pool, PoolFeature.CLONES, "clone volumes");
         }
         return parsed;
     }

@@ -39,10 +39,7 @@ final class SnapshotRpcs {
                 .orElseThrow(() -> new StorageException.NotFound("source volume "
                         + Quoted.of(request.getSourceVolumeId()) + " does not exist"));
         Pool pool = pools.of(source).orElseThrow();
-        if (!pool.features().contains(PoolFeature.SNAPSHOTS)) {
-            throw new StorageException.InvalidArgument("pool '" + pool.name() + "' (" + pool.kind()
-                    + ") cannot take snapshots");
-        }
+        Pools.requireFeature(pool, PoolFeature.SNAPSHOTS, "take snapshots");
         for (Pool other : pools.all()) {
             other.findSnapshot(SnapshotId.mint(other.name(), request.getName()))
                     .filter(s -> !s.source().equals(source))

@@ -77,7 +77,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         List<NodeServiceCapability.RPC.Type> types = new ArrayList<>(List.of(
                 NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME, NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
                 NodeServiceCapability.RPC.Type.VOLUME_CONDITION, NodeServiceCapability.RPC.Type.VOLUME_MOUNT_GROUP));
-        if (pools.allHave(PoolFeature.EXPANSION)) {
+        if (pools.anyHas(PoolFeature.EXPANSION)) {
             types.add(NodeServiceCapability.RPC.Type.EXPAND_VOLUME);
         }
         for (NodeServiceCapability.RPC.Type type : types) {
@@ -186,9 +186,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         VolumeId id = resolve(request.getVolumeId());
         Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
         Pool pool = pools.of(id).orElseThrow();
-        if (!pool.features().contains(PoolFeature.EXPANSION)) {
-            throw new StorageException.InvalidArgument("pool '" + pool.name() + "' cannot expand volumes");
-        }
+        Pools.requireFeature(pool, PoolFeature.EXPANSION, "expand volumes");
         var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
         Volume volume = pool.expand(id, range);

@@ -99,7 +99,7 @@ public final class Driver implements AutoCloseable {
         Grower grower = new Grower(tools);
         Mounter mounter = new Mounter(new Formatter(tools), new FormatJournal(settings.stateDir().resolve("formatting")),
                 grower, settings.defaultFsType());
-        boolean expansion = pools.allHave(PoolFeature.EXPANSION);
+        boolean expansion = pools.anyHas(PoolFeature.EXPANSION);
         HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());
         Supplier<Optional<String>> problem = () -> problem(host, pools);
         var services = List.of(

@@ -67,8 +67,30 @@ public final class Pools {
         return List.copyOf(byName.values());
     }
 
-    /** Whether every pool offers a feature: what the driver can advertise for all of its volumes. */
-    public boolean allHave(PoolFeature feature) {
-        return byName.values().stream().allMatch(pool -> pool.features().contains(feature));
+    /**
+     * Whether some pool offers a feature, which is when the driver advertises it: one pool kind
+     * without snapshots must not take them from every other pool. Each request for a feature is
+     * then checked against its own volume's pool with {@link #requireFeature}.
+     */
+    public boolean anyHas(PoolFeature feature) {
+        return byName.values().stream().anyMatch(pool -> pool.features().contains(feature));
+    }
+
+    /**
+     * Refuses a request that needs a feature its pool lacks, naming the pool and its kind.
+     *
+     * <p>An invalid argument, not a failed precondition: nothing on the node can change for the
+     * request to succeed later; the caller must choose another pool or source. The CSI spec says
+     * so for each such request: CreateVolume's "source incompatible or not supported" and
+     * NodeExpandVolume's "exceeds capabilities ... not supported by the volume" are both
+     * INVALID_ARGUMENT, and CreateSnapshot's general one for a field the plugin does not allow.
+     *
+     * @param what the refused operation as it follows "cannot", e.g. "take snapshots"
+     */
+    public static void requireFeature(Pool pool, PoolFeature feature, String what) {
+        if (!pool.features().contains(feature)) {
+            throw new StorageException.InvalidArgument("pool '" + pool.name() + "' (kind " + pool.kind()
+                    + ") cannot " + what);
+        }
     }
 }

@@ -89,6 +89,22 @@ class PoolsTest {
         assertThat(pools.findByName("pvc-2")).isEmpty();
     }
 
+    @Test
+    void aFeatureIsOfferedWhenAnyPoolHasItAndRefusedForAPoolWithout() throws IOException {
+        Pool full = pool("full");
+        Pool limited = FilePool.open(new FilePoolConfig("limited", dir.resolve("limited"), 64 * MIB)
+                .without(PoolFeature.SNAPSHOTS));
+        Pools pools = new Pools(List.of(full, limited), null);
+
+        assertThat(pools.anyHas(PoolFeature.SNAPSHOTS)).isTrue();
+        assertThat(new Pools(List.of(limited), null).anyHas(PoolFeature.SNAPSHOTS)).isFalse();
+        Pools.requireFeature(full, PoolFeature.SNAPSHOTS, "take snapshots");
+        assertThatThrownBy(() -> Pools.requireFeature(limited, PoolFeature.SNAPSHOTS, "take snapshots"))
+                .isInstanceOf(StorageException.InvalidArgument.class)
+                .hasMessage("pool 'limited' (kind file) cannot take snapshots");
+        Pools.requireFeature(limited, PoolFeature.CLONES, "clone volumes");
+    }
+
     private Pool pool(String name) throws IOException {
         return FilePool.open(new FilePoolConfig(name, dir.resolve(name), 64 * MIB, Provisioning.THIN, true, MIB));
     }

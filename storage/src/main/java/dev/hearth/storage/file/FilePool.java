@@ -34,7 +34,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -138,7 +137,7 @@ public final class FilePool implements Pool {
 
     @Override
     public Set<PoolFeature> features() {
-        return EnumSet.allOf(PoolFeature.class);
+        return config.features();
     }
 
     @Override

@@ -1,12 +1,15 @@
 package dev.hearth.storage.file;
 
+import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.VolumeId;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * How a file pool is set up on this node.
@@ -15,9 +18,11 @@ import java.util.Objects;
  *     the directory lives on, less the reserve
  * @param reserve what the pool leaves free on that filesystem for everything else on it
  * @param directIo attach loop devices with direct I/O, so the page cache holds data once, not twice
+ * @param features what the pool offers of what a file pool can do (all of it unless switched off):
+ *     a pool without a feature refuses it for its own volumes while other pools still offer it
  */
 public record FilePoolConfig(String name, Path directory, long capacityBytes, Reserve reserve,
-        Provisioning provisioning, boolean directIo, long defaultVolumeBytes) {
+        Provisioning provisioning, boolean directIo, long defaultVolumeBytes, Set<PoolFeature> features) {
 
     public static final long DEFAULT_VOLUME_BYTES = 1L << 30;
 
@@ -34,6 +39,14 @@ public record FilePoolConfig(String name, Path directory, long capacityBytes, Re
         }
         Objects.requireNonNull(reserve, "reserve");
         directory = directory.normalize();
+        features = Set.copyOf(features);
+    }
+
+    /** A pool with every feature a file pool has. */
+    public FilePoolConfig(String name, Path directory, long capacityBytes, Reserve reserve,
+            Provisioning provisioning, boolean directIo, long defaultVolumeBytes) {
+        this(name, directory, capacityBytes, reserve, provisioning, directIo, defaultVolumeBytes,
+                EnumSet.allOf(PoolFeature.class));
     }
 
     /** A pool limited by its capacity alone: no reserve (tests and benchmarks on scratch filesystems). */
@@ -44,6 +57,17 @@ public record FilePoolConfig(String name, Path directory, long capacityBytes, Re
 
     public FilePoolConfig(String name, Path directory, long capacityBytes) {
         this(name, directory, capacityBytes, Provisioning.THICK, true, DEFAULT_VOLUME_BYTES);
+    }
+
+    /** This pool with {@code off} switched off. */
+    public FilePoolConfig without(PoolFeature... off) {
+        EnumSet<PoolFeature> left = EnumSet.allOf(PoolFeature.class);
+        left.retainAll(features);
+        for (PoolFeature feature : off) {
+            left.remove(feature);
+        }
+        return new FilePoolConfig(name, directory, capacityBytes, reserve, provisioning, directIo, defaultVolumeBytes,
+                left);
     }
 
     /**
