@@ -162,8 +162,24 @@ public final class Loop {
         }
     }
 
-    // backing_file exists only while the device is bound, and the device can be detached mid-read.
+    /**
+     * backing_file exists only while the device is bound, and the device can be detached mid-read
+     * (ENODEV) and bound again at once, by another process, before the failure is looked at: such a
+     * device is read again, a few times, as it is then.
+     */
     private static Optional<LoopAttachment> describe(LoopDevice device, Path dir) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return describeOnce(device, dir);
+            } catch (IOException e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static Optional<LoopAttachment> describeOnce(LoopDevice device, Path dir) throws IOException {
         try {
             String backing = sysfs(dir.resolve("loop/backing_file"));
             boolean deleted = backing.endsWith(DELETED);
