@@ -1,16 +1,13 @@
 package dev.hearth.driver;
 
-import com.google.protobuf.Descriptors.FieldDescriptor;
-import com.google.protobuf.Message;
 import dev.hearth.controller.ControllerService;
-import dev.hearth.csi.v1.CreateSnapshotRequest;
-import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.driver.metrics.Metrics;
 import dev.hearth.driver.metrics.MetricsAddress;
 import dev.hearth.driver.metrics.MetricsServer;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.GrpcServer;
+import dev.hearth.driver.server.LockKeys;
 import dev.hearth.driver.server.RequestLogging;
 import dev.hearth.driver.server.UnparseableRequests;
 import dev.hearth.driver.server.VolumeLockInterceptor;
@@ -21,7 +18,6 @@ import dev.hearth.node.NodeService;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
-import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.file.FilePool;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
@@ -112,7 +108,7 @@ public final class Driver implements AutoCloseable {
                 problem);
         var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(),
                 new HostGate(host),
-                new VolumeLockInterceptor(new VolumeLocks(), Driver::lockKey), new ErrorMapping());
+                new VolumeLockInterceptor(new VolumeLocks(), LockKeys::of), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
         GrpcServer server = null;
@@ -169,29 +165,4 @@ public final class Driver implements AutoCloseable {
         pools.all().stream().map(Pool::problem).filter(Objects::nonNull).forEach(problems::add);
         return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", problems));
     }
-
-    /**
-     * The lock a call takes: the volume's key, which CreateVolume derives from the name, so a create
-     * and any other call on that same volume exclude each other.
-     */
-    static Optional<String> lockKey(Message request) {
-        if (request instanceof CreateVolumeRequest create) {
-            return create.getName().isEmpty() ? Optional.empty() : Optional.of(VolumeId.keyOf(create.getName()));
-        }
-        // A snapshot reads its source while it is taken: no delete, expansion or second snapshot meanwhile.
-        if (request instanceof CreateSnapshotRequest snapshot) {
-            return keyOfId(snapshot.getSourceVolumeId());
-        }
-        FieldDescriptor field = request.getDescriptorForType().findFieldByName("volume_id");
-        if (field == null || field.getJavaType() != FieldDescriptor.JavaType.STRING) {
-            return Optional.empty();
-        }
-        return keyOfId((String) request.getField(field));
-    }
-
-    /** A volume ID's key (so it meets CreateVolume's), or a foreign ID as it is; none for an empty one. */
-    private static Optional<String> keyOfId(String id) {
-        return id.isEmpty() ? Optional.empty() : Optional.of(VolumeId.parse(id).map(VolumeId::key).orElse(id));
-    }
-
 }

@@ -7,7 +7,6 @@ import static dev.hearth.driver.TestDriver.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.util.concurrent.ListenableFuture;
-import com.google.protobuf.Message;
 import dev.hearth.controller.ControllerService;
 import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGrpc;
@@ -16,10 +15,7 @@ import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.ListVolumesRequest;
 import dev.hearth.csi.v1.NodeGetInfoRequest;
-import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
-import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
-import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.ValidateVolumeCapabilitiesRequest;
 import dev.hearth.csi.v1.ValidateVolumeCapabilitiesResponse;
@@ -28,6 +24,7 @@ import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.GrpcServer;
+import dev.hearth.driver.server.LockKeys;
 import dev.hearth.driver.server.VolumeLockInterceptor;
 import dev.hearth.driver.server.VolumeLocks;
 import dev.hearth.linux.testing.RequiresTools;
@@ -41,7 +38,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -75,7 +71,7 @@ class VolumeConcurrencyTest {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         GrpcServer server = GrpcServer.start(Endpoint.parse("unix://" + dir.resolve("csi.sock")),
                 List.of(new ControllerService(pools, NODE).bindService()),
-                List.of(new VolumeLockInterceptor(locks, Driver::lockKey), new ErrorMapping()), executor);
+                List.of(new VolumeLockInterceptor(locks, LockKeys::of), new ErrorMapping()), executor);
         ManagedChannel channel = Channels.channelTo(server.endpoint());
         try {
             var controller = ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
@@ -143,39 +139,5 @@ class VolumeConcurrencyTest {
             assertThat(driver.controller().listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesList())
                     .extracting(e -> e.getVolume().getVolumeId()).doesNotContain(v).hasSize(1);
         }
-    }
-
-    @Test
-    void createAndEveryLaterCallOnThatVolumeShareOneLockKey() {
-        String id = VolumeId.mint("default", "pvc-1").toString();
-        String key = VolumeId.keyOf("pvc-1");
-
-        List<Message> sameVolume = List.of(
-                CreateVolumeRequest.newBuilder().setName("pvc-1").build(),
-                DeleteVolumeRequest.newBuilder().setVolumeId(id).build(),
-                DeleteVolumeRequest.newBuilder().setVolumeId(VolumeId.mint("fast", "pvc-1").toString()).build(),
-                ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId(id).build(),
-                NodeStageVolumeRequest.newBuilder().setVolumeId(id).build(),
-                NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).build(),
-                NodePublishVolumeRequest.newBuilder().setVolumeId(id).build(),
-                NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).build(),
-                dev.hearth.csi.v1.NodeExpandVolumeRequest.newBuilder().setVolumeId(id).build(),
-                dev.hearth.csi.v1.CreateSnapshotRequest.newBuilder().setName("snap-1").setSourceVolumeId(id).build());
-
-        assertThat(sameVolume).allSatisfy(request ->
-                assertThat(Driver.lockKey(request)).as(request.getDescriptorForType().getName()).contains(key));
-    }
-
-    @Test
-    void differentVolumesAndCallsAboutNoVolumeDoNotShareALock() {
-        assertThat(Driver.lockKey(CreateVolumeRequest.newBuilder().setName("pvc-2").build()))
-                .isNotEqualTo(Driver.lockKey(CreateVolumeRequest.newBuilder().setName("pvc-1").build()));
-        assertThat(Driver.lockKey(CreateVolumeRequest.getDefaultInstance())).isEmpty();
-        assertThat(Driver.lockKey(DeleteVolumeRequest.getDefaultInstance())).isEmpty();
-        assertThat(Driver.lockKey(GetCapacityRequest.getDefaultInstance())).isEmpty();
-        assertThat(Driver.lockKey(ListVolumesRequest.getDefaultInstance())).isEmpty();
-        assertThat(Driver.lockKey(ProbeRequest.getDefaultInstance())).isEmpty();
-        assertThat(Driver.lockKey(DeleteVolumeRequest.newBuilder().setVolumeId("garbage").build()))
-                .isEqualTo(Optional.of("garbage"));
     }
 }

@@ -16,7 +16,12 @@ public record SnapshotId(String pool, String key) {
     }
 
     public static SnapshotId mint(String pool, String name) {
-        return new SnapshotId(pool, VolumeId.keyOf("snapshot:" + name));
+        return new SnapshotId(pool, keyOf(name));
+    }
+
+    /** The pool-independent part of the ID a snapshot named {@code name} gets. */
+    public static String keyOf(String name) {
+        return VolumeId.keyOf("snapshot:" + name);
     }
 
     /** Parses an ID this driver minted; anything else is empty. */

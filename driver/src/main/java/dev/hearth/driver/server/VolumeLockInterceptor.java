@@ -9,28 +9,36 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 /**
- * Holds the {@link VolumeLocks} lock of a call's volume while its handler works. The driver says
- * which volume a request is about ({@code keyOf}); requests without a key run unlocked. A call
- * whose volume is busy is answered ABORTED and never reaches its handler.
+ * Holds the {@link VolumeLocks} locks of a call's volumes and snapshots while its handler works. The
+ * driver says which keys a request takes ({@code keysOf}, normally {@link LockKeys#of}); requests
+ * without keys run unlocked. A call gets all its keys or none: one that finds any of them busy gives
+ * back those it took and is answered ABORTED, never reaching its handler. Nothing waits, so the order
+ * of taking cannot deadlock; it is sorted anyway, so the key a busy call names is predictable.
  */
 public final class VolumeLockInterceptor implements ServerInterceptor {
 
     private final VolumeLocks locks;
-    private final Function<Message, Optional<String>> keyOf;
+    private final Function<Message, Set<String>> keysOf;
 
-    public VolumeLockInterceptor(VolumeLocks locks, Function<Message, Optional<String>> keyOf) {
+    public VolumeLockInterceptor(VolumeLocks locks, Function<Message, Set<String>> keysOf) {
         this.locks = Objects.requireNonNull(locks, "locks");
-        this.keyOf = Objects.requireNonNull(keyOf, "keyOf");
+        this.keysOf = Objects.requireNonNull(keysOf, "keysOf");
     }
 
     static String busyMessage(String key) {
-        return "an operation on volume " + Quoted.of(key) + " is already in progress";
+        String what = LockKeys.snapshotOf(key).map(snapshot -> "snapshot " + Quoted.of(snapshot))
+                .orElseGet(() -> "volume " + Quoted.of(key));
+        return "an operation on " + what + " is already in progress";
     }
 
     @Override
@@ -50,20 +58,17 @@ public final class VolumeLockInterceptor implements ServerInterceptor {
                 }
                 if (!keyed) {
                     keyed = true;
-                    Optional<String> key;
+                    Set<String> keys;
                     try {
-                        key = message instanceof Message m ? keyOf.apply(m) : Optional.empty();
+                        keys = message instanceof Message m ? keysOf.apply(m) : Set.of();
                     } catch (RuntimeException e) {
                         reject(ErrorMapping.toStatus(e));
                         return;
                     }
-                    if (key.isPresent()) {
-                        Optional<VolumeLocks.Handle> handle = locks.tryLock(key.get());
-                        if (handle.isEmpty()) {
-                            reject(Status.ABORTED.withDescription(busyMessage(key.get())));
-                            return;
-                        }
-                        locked.hold(handle.get());
+                    Optional<String> busy = takeAll(keys, locked);
+                    if (busy.isPresent()) {
+                        reject(Status.ABORTED.withDescription(busyMessage(busy.get())));
+                        return;
                     }
                 }
                 try {
@@ -119,26 +124,41 @@ public final class VolumeLockInterceptor implements ServerInterceptor {
         };
     }
 
+    /** Takes every key for {@code call}, or none and answers the first busy one. */
+    private Optional<String> takeAll(Set<String> keys, LockedCall<?, ?> call) {
+        List<VolumeLocks.Handle> taken = new ArrayList<>(keys.size());
+        for (String key : new TreeSet<>(keys)) {
+            Optional<VolumeLocks.Handle> handle = locks.tryLock(key);
+            if (handle.isEmpty()) {
+                taken.forEach(VolumeLocks.Handle::close);
+                return Optional.of(key);
+            }
+            taken.add(handle.get());
+        }
+        call.hold(taken);
+        return Optional.empty();
+    }
+
     /**
-     * Frees the lock just before the answer leaves: a client that retries the moment it has its
-     * answer must find the volume free again.
+     * Frees the locks just before the answer leaves: a client that retries the moment it has its
+     * answer must find its volumes free again.
      */
     private static final class LockedCall<Q, R> extends SimpleForwardingServerCall<Q, R> {
 
-        private final AtomicReference<VolumeLocks.Handle> handle = new AtomicReference<>();
+        private final AtomicReference<List<VolumeLocks.Handle>> handles = new AtomicReference<>();
 
         LockedCall(ServerCall<Q, R> delegate) {
             super(delegate);
         }
 
-        void hold(VolumeLocks.Handle held) {
-            handle.set(held);
+        void hold(List<VolumeLocks.Handle> held) {
+            handles.set(List.copyOf(held));
         }
 
         void release() {
-            VolumeLocks.Handle held = handle.getAndSet(null);
+            List<VolumeLocks.Handle> held = handles.getAndSet(null);
             if (held != null) {
-                held.close();
+                held.forEach(VolumeLocks.Handle::close);
             }
         }
 

@@ -6,6 +6,8 @@ import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateSnapshotResponse;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.CreateVolumeResponse;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
+import dev.hearth.csi.v1.DeleteSnapshotResponse;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.DeleteVolumeResponse;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
@@ -18,7 +20,7 @@ import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.util.Map;
-import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +45,8 @@ final class TestServices {
     }
 
     /**
-     * A Controller for the interceptors around it. DeleteVolume of "slow" blocks until {@link #release}d,
-     * of "missing" throws a storage NotFound, of "broken" a storage Failed caused by an IOException
+     * A Controller for the interceptors around it. DeleteVolume of "slow", DeleteSnapshot of "slow" and
+     * CreateSnapshot named "slow" block until {@link #release}d; DeleteVolume of "missing" throws a storage NotFound, of "broken" a storage Failed caused by an IOException
      * (INTERNAL), of any other volume returns at once; the handler's runs are counted per volume.
      * CreateVolume answers with the volume "hv-" and the name, CreateSnapshot with the snapshot "hs-"
      * and the name, or with an empty response for a request without a name.
@@ -56,19 +58,15 @@ final class TestServices {
         volatile Context slowCall;
 
         /** The lock key as the driver would take it: DeleteVolume's volume id; no other call here has one. */
-        static Optional<String> keyOf(Message request) {
-            return request instanceof DeleteVolumeRequest delete ? Optional.of(delete.getVolumeId()) : Optional.empty();
+        static Set<String> keyOf(Message request) {
+            return request instanceof DeleteVolumeRequest delete ? Set.of(delete.getVolumeId()) : Set.of();
         }
 
         @Override
         public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> responses) {
             runs.computeIfAbsent(request.getVolumeId(), k -> new AtomicInteger()).incrementAndGet();
             switch (request.getVolumeId()) {
-                case "slow" -> {
-                    slowCall = Context.current();
-                    entered.countDown();
-                    await(release);
-                }
+                case "slow" -> hold();
                 case "missing" -> throw new StorageException.NotFound("volume \"missing\" does not exist");
                 case "broken" -> throw new StorageException.Failed("cannot read volume broken",
                         new IOException("Input/output error"));
@@ -87,12 +85,30 @@ final class TestServices {
         }
 
         @Override
+        public void deleteSnapshot(DeleteSnapshotRequest request, StreamObserver<DeleteSnapshotResponse> responses) {
+            if (request.getSnapshotId().equals("slow")) {
+                hold();
+            }
+            responses.onNext(DeleteSnapshotResponse.getDefaultInstance());
+            responses.onCompleted();
+        }
+
+        @Override
         public void createSnapshot(CreateSnapshotRequest request, StreamObserver<CreateSnapshotResponse> responses) {
+            if (request.getName().equals("slow")) {
+                hold();
+            }
             responses.onNext(request.getName().isEmpty() ? CreateSnapshotResponse.getDefaultInstance()
                     : CreateSnapshotResponse.newBuilder()
                             .setSnapshot(Snapshot.newBuilder().setSnapshotId("hs-" + request.getName()))
                             .build());
             responses.onCompleted();
+        }
+
+        private void hold() {
+            slowCall = Context.current();
+            entered.countDown();
+            await(release);
         }
 
         int runs(String volume) {
