@@ -6,7 +6,10 @@ if [ -z "${JAVA_HOME:-}" ] || [ "$(java_major "$JAVA_HOME")" != "25" ]; then
     if [ -x "$candidate/bin/java" ] && [ "$(java_major "$candidate")" = "25" ]; then JAVA_HOME=$candidate; break; fi
   done
   if [ -z "$JAVA_HOME" ]; then
-    echo "hearth needs JDK 25: none found in JAVA_HOME or /usr/lib/jvm (install Temurin 25)" >&2
+    echo "hearth needs JDK 25: none found in JAVA_HOME or /usr/lib/jvm." >&2
+    echo "  Debian/Ubuntu: add the Adoptium apt repository (https://adoptium.net/installation/linux/)," >&2
+    echo "  then: sudo apt-get install temurin-25-jdk" >&2
+    echo "  Any other JDK 25: unpack it and export JAVA_HOME=/path/to/jdk-25 (README, Requirements)." >&2
     exit 1
   fi
 fi
