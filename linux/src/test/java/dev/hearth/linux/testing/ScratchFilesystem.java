@@ -1,5 +1,7 @@
 package dev.hearth.linux.testing;
 
+import dev.hearth.linux.Errno;
+import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountInfo;
@@ -48,10 +50,26 @@ public record ScratchFilesystem(Path image, LoopDevice device, Path mountPoint) 
         Loop.setCapacity(device);
     }
 
-    /** For tests that unmount themselves part way. */
+    /**
+     * For tests that unmount themselves part way, and for cleanups. A loop device detached a moment
+     * ago may still hold its backing file here while another process has the device open (the
+     * kernel finishes the detach at its last close), so EBUSY is retried for a few seconds.
+     */
     public static void unmountIfMounted(Path mountPoint) throws IOException {
-        if (MountInfo.at(mountPoint).isPresent()) {
-            Mounts.unmount(mountPoint);
+        for (int attempt = 1; MountInfo.at(mountPoint).isPresent(); attempt++) {
+            try {
+                Mounts.unmount(mountPoint);
+            } catch (LinuxException e) {
+                if (!e.is(Errno.EBUSY) || attempt == 50) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
     }
 
