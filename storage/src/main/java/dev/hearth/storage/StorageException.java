@@ -14,6 +14,7 @@ public abstract sealed class StorageException extends RuntimeException
                 StorageException.OutOfRange,
                 StorageException.Precondition,
                 StorageException.Busy,
+                StorageException.UnknownToken,
                 StorageException.Failed {
 
     private StorageException(String message, Throwable cause) {
@@ -65,6 +66,16 @@ public abstract sealed class StorageException extends RuntimeException
     /** Another operation holds the volume; the caller should retry later. */
     public static final class Busy extends StorageException {
         public Busy(String message) {
+            super(message, null);
+        }
+    }
+
+    /**
+     * A listing's starting token that this driver did not issue: the caller should start the
+     * listing again (CSI answers ABORTED, as for a cursor that lost its place).
+     */
+    public static final class UnknownToken extends StorageException {
+        public UnknownToken(String message) {
             super(message, null);
         }
     }
