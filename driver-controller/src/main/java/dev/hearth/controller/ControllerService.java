@@ -41,7 +41,6 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.VolumeSource;
 import dev.hearth.storage.fs.FilesystemType;
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -343,6 +342,6 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     }
 
     private static RuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+        return new StorageException.InvalidArgument(message);
     }
 }

@@ -1,7 +1,7 @@
 package dev.hearth.controller;
 
 import dev.hearth.storage.Quoted;
-import io.grpc.Status;
+import dev.hearth.storage.StorageException;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -19,12 +19,11 @@ record Page<T>(List<T> entries, String nextToken) {
     static <T> Page<T> of(List<T> sorted, Function<T, String> idOf, String token, int maxEntries,
             Predicate<String> isOurs) {
         if (maxEntries < 0) {
-            throw Status.INVALID_ARGUMENT.withDescription("max_entries must not be negative: " + maxEntries)
-                    .asRuntimeException();
+            throw new StorageException.InvalidArgument("max_entries must not be negative: " + maxEntries);
         }
         if (!token.isEmpty() && !isOurs.test(token)) {
-            throw Status.ABORTED.withDescription("starting_token " + Quoted.of(token) + " was not issued by this driver")
-                    .asRuntimeException();
+            throw new StorageException.UnknownToken("starting_token " + Quoted.of(token)
+                    + " was not issued by this driver");
         }
         List<T> rest = sorted.stream().filter(t -> token.isEmpty() || idOf.apply(t).compareTo(token) >= 0).toList();
         int count = maxEntries == 0 ? rest.size() : Math.min(maxEntries, rest.size());

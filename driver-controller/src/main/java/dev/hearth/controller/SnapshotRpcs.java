@@ -12,7 +12,6 @@ import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
-import io.grpc.Status;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -101,6 +100,6 @@ final class SnapshotRpcs {
     }
 
     private static RuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+        return new StorageException.InvalidArgument(message);
     }
 }

@@ -35,7 +35,6 @@ import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.mount.NodePath;
 import dev.hearth.storage.mount.VolumeHealth;
 import dev.hearth.storage.mount.VolumeUsage;
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -181,7 +180,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
         if (request.getVolumePath().isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_path is required").asRuntimeException();
+            throw new StorageException.InvalidArgument("volume_path is required");
         }
         VolumeId id = resolve(request.getVolumeId());
         Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
@@ -206,7 +205,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeGetVolumeStatsResponse> response) {
         requireVolumeId(request.getVolumeId());
         if (request.getVolumePath().isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_path is required").asRuntimeException();
+            throw new StorageException.InvalidArgument("volume_path is required");
         }
         VolumeId id = resolve(request.getVolumeId());
         if (!Files.exists(NodePath.of(request.getVolumePath(), "volume_path"))) {
@@ -277,8 +276,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             }
             return Optional.of(gid);
         } catch (NumberFormatException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_mount_group must be a numeric group id, not "
-                    + Quoted.of(group)).asRuntimeException();
+            throw new StorageException.InvalidArgument("volume_mount_group must be a numeric group id, not "
+                    + Quoted.of(group));
         }
     }
 
@@ -290,13 +289,13 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     private static void requireVolumeId(String volumeId) {
         if (volumeId.isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_id is required").asRuntimeException();
+            throw new StorageException.InvalidArgument("volume_id is required");
         }
     }
 
     private static VolumeCapability requireCapability(boolean present, VolumeCapability capability) {
         if (!present) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume_capability is required").asRuntimeException();
+            throw new StorageException.InvalidArgument("volume_capability is required");
         }
         VolumeCapabilities.require(capability);
         return capability;
@@ -310,7 +309,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         try {
             return Optional.of(FilesystemType.parse(fsType));
         } catch (IllegalArgumentException e) {
-            throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+            throw new StorageException.InvalidArgument(e.getMessage());
         }
     }
 

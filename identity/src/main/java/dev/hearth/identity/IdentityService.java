@@ -9,7 +9,7 @@ import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.PluginCapability;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.ProbeResponse;
-import io.grpc.Status;
+import dev.hearth.storage.StorageException;
 import io.grpc.stub.StreamObserver;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -67,8 +67,7 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
         Optional<String> trouble = problem.get();
         if (trouble.isPresent()) {
             LOG.log(System.Logger.Level.WARNING, "probe: not healthy: " + trouble.get());
-            response.onError(Status.FAILED_PRECONDITION.withDescription(trouble.get()).asRuntimeException());
-            return;
+            throw new StorageException.Precondition(trouble.get());
         }
         response.onNext(ProbeResponse.newBuilder().setReady(BoolValue.of(true)).build());
         response.onCompleted();

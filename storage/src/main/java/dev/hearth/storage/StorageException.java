@@ -1,5 +1,7 @@
 package dev.hearth.storage;
 
+import dev.hearth.storage.tool.ToolException;
+
 /**
  * A pool operation that could not be done, with its meaning carried by its type. The driver
  * maps each kind to one gRPC status in one place; storage itself knows nothing of gRPC.
@@ -12,6 +14,7 @@ public abstract sealed class StorageException extends RuntimeException
                 StorageException.OutOfRange,
                 StorageException.Precondition,
                 StorageException.Busy,
+                StorageException.UnknownToken,
                 StorageException.Failed {
 
     private StorageException(String message, Throwable cause) {
@@ -67,14 +70,51 @@ public abstract sealed class StorageException extends RuntimeException
         }
     }
 
+    /**
+     * A listing's starting token that this driver did not issue: the caller should start the
+     * listing again (CSI answers ABORTED, as for a cursor that lost its place).
+     */
+    public static final class UnknownToken extends StorageException {
+        public UnknownToken(String message) {
+            super(message, null);
+        }
+    }
+
     /** The node failed to do what it should have been able to do (I/O error, tool failure). */
     public static final class Failed extends StorageException {
+
+        private final boolean explainedByTool;
+
         public Failed(String message, Throwable cause) {
-            super(message, cause);
+            this(message, cause, false);
         }
 
         public Failed(String message) {
-            super(message, null);
+            this(message, null, false);
+        }
+
+        private Failed(String message, Throwable cause, boolean explainedByTool) {
+            super(message, cause);
+            this.explainedByTool = explainedByTool;
+        }
+
+        /**
+         * A tool that failed at its job: {@code message} should carry the tool's own words ({@code
+         * cause.getMessage()} holds the command, its exit status and its stderr). When the tool ran
+         * and said no, that is all there is to know, and {@link #explainedByTool} says so.
+         */
+        public static Failed byTool(String message, ToolException cause) {
+            return new Failed(message, cause, cause.reason() == ToolException.Reason.EXITED_NON_ZERO);
+        }
+
+        /**
+         * Whether the message tells the whole story: a tool ran and refused, and its stderr is in the
+         * message. The Java stack would show only hearth's own way to the tool, so a log can leave it
+         * out. False for a tool that could not be started, timed out or was interrupted, and for
+         * every other failure.
+         */
+        public boolean explainedByTool() {
+            return explainedByTool;
         }
     }
 }

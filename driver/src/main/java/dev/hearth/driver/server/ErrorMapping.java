@@ -17,8 +17,10 @@ import java.util.logging.Logger;
 
 /**
  * The one place where a failure becomes a gRPC status. Handlers just throw: a {@link
- * StorageException} says what went wrong in storage terms, a {@link StatusRuntimeException} is a
- * status chosen by the handler, anything else is a bug and reaches the client as INTERNAL.
+ * StorageException} says what went wrong in storage terms, anything else is a bug and reaches the
+ * client as INTERNAL. The hearth services throw only the former (HandlersThrowNoRawStatusTest
+ * holds them to it); a {@link StatusRuntimeException}, from grpc itself or a test's service,
+ * passes unchanged.
  *
  * <p>Without this interceptor grpc-java would answer UNKNOWN for every exception a handler throws.
  *
@@ -52,6 +54,7 @@ public final class ErrorMapping implements ServerInterceptor {
                 case StorageException.OutOfRange _ -> Status.OUT_OF_RANGE;
                 case StorageException.Precondition _ -> Status.FAILED_PRECONDITION;
                 case StorageException.Busy _ -> Status.ABORTED;
+                case StorageException.UnknownToken _ -> Status.ABORTED;
                 case StorageException.Failed _ -> Status.INTERNAL;
             });
             default -> explained(failure, Status.INTERNAL);

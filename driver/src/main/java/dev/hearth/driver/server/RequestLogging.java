@@ -12,6 +12,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import dev.hearth.storage.Quoted;
+import dev.hearth.storage.StorageException;
 import io.grpc.Status;
 import java.util.List;
 import java.util.Locale;
@@ -26,7 +27,7 @@ import java.util.logging.Logger;
  * field names, the ID a create minted (from its response), the code and the duration, plus {@code
  * error="..."} when it failed. OK is logged at INFO, a failure at WARNING, INTERNAL and UNKNOWN (a
  * bug or a failure of the node, not of the request) at SEVERE with the cause's stack trace in the
- * same record. At FINE also each request, with its secrets stripped. Outermost interceptor, so it
+ * same record, unless a tool's refusal explains it all. At FINE also each request, with its secrets stripped. Outermost interceptor, so it
  * sees the status the client gets, and the cause {@link ErrorMapping} kept in it.
  */
 public final class RequestLogging implements ServerInterceptor {
@@ -149,8 +150,16 @@ public final class RequestLogging implements ServerInterceptor {
                 line.append(" error=").append(LogFormat.quoted(description(status)));
             }
             Level level = levelOf(status.getCode());
-            // Only a failure of the driver itself earns its stack trace; a refused request is explained by its error.
-            LOG.log(level, line.toString(), level == Level.SEVERE ? status.getCause() : null);
+            LOG.log(level, line.toString(), level == Level.SEVERE ? stackWorthy(status.getCause()) : null);
+        }
+
+        /**
+         * The cause whose stack trace the line carries, if any. Only a failure of the driver itself
+         * earns one; a refused request is explained by its error, and so is a tool that ran and said
+         * no, whose stderr is in the error and whose stack would only show hearth's way to it.
+         */
+        private static Throwable stackWorthy(Throwable cause) {
+            return cause instanceof StorageException.Failed failed && failed.explainedByTool() ? null : cause;
         }
 
         private static String description(Status status) {

@@ -53,6 +53,7 @@ class ErrorMappingTest {
                 Arguments.of(new StorageException.OutOfRange("limit below 1 MiB"), Status.Code.OUT_OF_RANGE),
                 Arguments.of(new StorageException.Precondition("volume v1 is staged"), Status.Code.FAILED_PRECONDITION),
                 Arguments.of(new StorageException.Busy("volume v1 is being resized"), Status.Code.ABORTED),
+                Arguments.of(new StorageException.UnknownToken("starting_token 'x' was not issued here"), Status.Code.ABORTED),
                 Arguments.of(new StorageException.Failed("mkfs.ext4 exited 1", new IOException("boom")), Status.Code.INTERNAL));
     }
 

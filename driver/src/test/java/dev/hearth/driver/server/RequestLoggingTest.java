@@ -161,6 +161,26 @@ class RequestLoggingTest {
                         + "cannot read volume broken\\\\n\\\\tat .*\\\\nCaused by: java\\.io\\.IOException: Input/output error.*\"");
     }
 
+    /** The tool's stderr says why; a Java stack would only show hearth's way to the tool. */
+    @Test
+    void toolThatSaidNoIsAnErrorWithItsStderrButNoStackTrace() throws Exception {
+        ControllerGrpc.ControllerBlockingStub stub = serve(Transport.UNIX);
+
+        try {
+            stub.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("refused").build());
+        } catch (StatusRuntimeException expected) {
+            assertThat(expected.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INTERNAL);
+        }
+
+        LogRecord record = lines().getFirst();
+        assertThat(record.getLevel()).isEqualTo(Level.SEVERE);
+        assertThat(record.getThrown()).isNull();
+        assertThat(new LogFormat().format(record))
+                .contains(" ERROR method=DeleteVolume volume_id=refused code=INTERNAL ",
+                        "resize2fs: Permission denied to resize filesystem")
+                .doesNotContain("stack=");
+    }
+
     /** What an operator reads: with the driver's log format, a failed call is one line and nothing else. */
     @Test
     void internalFailureWritesOneLineToStderrAndNoTraceBeforeIt() throws Exception {

@@ -16,9 +16,13 @@ import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.Snapshot;
 import dev.hearth.csi.v1.Volume;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.tool.ToolException;
+import dev.hearth.storage.tool.ToolResult;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,7 +50,7 @@ final class TestServices {
 
     /**
      * A Controller for the interceptors around it. DeleteVolume of "slow", DeleteSnapshot of "slow" and
-     * CreateSnapshot named "slow" block until {@link #release}d; DeleteVolume of "missing" throws a storage NotFound, of "broken" a storage Failed caused by an IOException
+     * CreateSnapshot named "slow" block until {@link #release}d; DeleteVolume of "missing" throws a storage NotFound, of "broken" a storage Failed caused by an IOException, of "refused" a Failed explained by a tool that said no
      * (INTERNAL), of any other volume returns at once; the handler's runs are counted per volume.
      * CreateVolume answers with the volume "hv-" and the name, CreateSnapshot with the snapshot "hs-"
      * and the name, or with an empty response for a request without a name.
@@ -70,6 +74,12 @@ final class TestServices {
                 case "missing" -> throw new StorageException.NotFound("volume \"missing\" does not exist");
                 case "broken" -> throw new StorageException.Failed("cannot read volume broken",
                         new IOException("Input/output error"));
+                case "refused" -> {
+                    ToolException said = ToolException.exited(List.of("resize2fs", "/dev/loop7"),
+                            new ToolResult(1, "", "resize2fs: Permission denied to resize filesystem", Duration.ZERO));
+                    throw StorageException.Failed.byTool("growing the ext4 filesystem on /dev/loop7: "
+                            + said.getMessage(), said);
+                }
                 default -> {}
             }
             responses.onNext(DeleteVolumeResponse.getDefaultInstance());

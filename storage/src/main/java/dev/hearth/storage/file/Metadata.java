@@ -2,12 +2,12 @@ package dev.hearth.storage.file;
 
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Properties;
@@ -77,7 +77,9 @@ final class Metadata {
         try {
             props.store(out, what + "; written atomically, do not edit");
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            // A StringWriter never fails; should Properties ever say otherwise, it is the node's failure.
+            throw new StorageException.Failed("encoding the metadata of " + props.getProperty("id") + ": "
+                    + e.getMessage(), e);
         }
         return out.toString();
     }

@@ -3,6 +3,7 @@ package dev.hearth.storage.fs;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.tool.ToolException;
 import dev.hearth.storage.tool.ToolResult;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
@@ -43,7 +44,7 @@ public final class FilesystemIdentity {
      *
      * @throws IllegalArgumentException if it holds no xfs
      * @throws StorageException.Precondition if the image file is attached to a loop device
-     * @throws StorageException.Failed if the UUID did not change; when the log is dirty (the image was
+     * @throws StorageException.Failed if xfs_admin fails or the UUID did not change; when the log is dirty (the image was
      *     copied while mounted and not frozen) the message says so
      */
     public void renewXfsUuid(Path imageOrDevice) throws IOException {
@@ -51,7 +52,12 @@ public final class FilesystemIdentity {
         refuseIfAttached(target);
         UUID before = xfsUuid(target).orElseThrow(() -> new IllegalArgumentException(
                 "no xfs superblock on " + target + "; cannot renew its UUID"));
-        ToolResult result = runner.run(List.of("xfs_admin", "-U", "generate", target.toString()), XFS_ADMIN_TIMEOUT);
+        ToolResult result;
+        try {
+            result = runner.run(List.of("xfs_admin", "-U", "generate", target.toString()), XFS_ADMIN_TIMEOUT);
+        } catch (ToolException e) {
+            throw StorageException.Failed.byTool("renewing the UUID of the xfs on " + target + ": " + e.getMessage(), e);
+        }
         Optional<UUID> after = xfsUuid(target);
         if (after.isPresent() && !after.get().equals(before)) {
             return;

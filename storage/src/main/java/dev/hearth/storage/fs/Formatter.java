@@ -22,6 +22,9 @@ import java.util.stream.Collectors;
  * a request and someone's data: our own {@link SignatureProbe}, libblkid ({@code blkid -p},
  * which knows many more formats), and mkfs's own refusal (xfs and btrfs only: mkfs.ext4 never
  * asks when stdin is not a terminal, so it would overwrite anything). No force flag is passed.
+ *
+ * <p>It speaks in its own exceptions, which its caller, the {@code Mounter}, turns into storage
+ * ones: the Mounter knows whether a refusal is foreign data or a failure of the node.
  */
 public final class Formatter {
 

@@ -49,8 +49,8 @@ public final class Grower {
      * {@code btrfs filesystem resize max <mountPoint>}.
      *
      * @throws StorageException.Failed if the sizes cannot be read, the filesystem is larger than its
-     *     device, or ext4's resize was refused for want of CAP_SYS_RESOURCE (which the message names)
-     * @throws ToolException if the tool fails otherwise
+     *     device, or the tool fails (for ext4 refused for want of CAP_SYS_RESOURCE, the message names
+     *     the capability)
      */
     public void growMounted(Path device, Path mountPoint, FilesystemType type) {
         long deviceSize;
@@ -74,10 +74,11 @@ public final class Grower {
             tool.run(command, GROW_TIMEOUT);
         } catch (ToolException e) {
             if (type == FilesystemType.EXT4 && lacksSysResource()) {
-                throw new StorageException.Failed("growing ext4 on " + device + " online needs CAP_SYS_RESOURCE,"
+                throw StorageException.Failed.byTool("growing ext4 on " + device + " online needs CAP_SYS_RESOURCE,"
                         + " which this process lacks; grant it to the driver's container. " + e.getMessage(), e);
             }
-            throw e;
+            throw StorageException.Failed.byTool("growing the " + type.kernelName() + " filesystem on " + device
+                    + ": " + e.getMessage(), e);
         }
     }
 
@@ -88,6 +89,7 @@ public final class Grower {
      * that already fills its device is left alone without running a tool.
      *
      * @return whether it grew the filesystem
+     * @throws StorageException.Failed if the sizes cannot be read or e2fsck or resize2fs fails
      */
     public boolean growUnmountedExt4(Path device) {
         long deviceSize;
@@ -108,10 +110,14 @@ public final class Grower {
             tool.run(List.of("e2fsck", "-f", "-p", target.toString()), GROW_TIMEOUT);
         } catch (ToolException e) {
             if (e.exitCode().orElse(-1) != 1) {
-                throw new StorageException.Failed("e2fsck of " + device + " before growing it: " + e.getMessage(), e);
+                throw StorageException.Failed.byTool("e2fsck of " + device + " before growing it: " + e.getMessage(), e);
             }
         }
-        tool.run(List.of("resize2fs", target.toString()), GROW_TIMEOUT);
+        try {
+            tool.run(List.of("resize2fs", target.toString()), GROW_TIMEOUT);
+        } catch (ToolException e) {
+            throw StorageException.Failed.byTool("growing the ext4 filesystem on " + device + ": " + e.getMessage(), e);
+        }
         return true;
     }
 

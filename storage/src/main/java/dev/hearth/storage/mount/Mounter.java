@@ -206,7 +206,10 @@ public final class Mounter {
             mkfs.run();
         } catch (NotBlankException e) {
             throw new StorageException.Precondition(e.getMessage());
-        } catch (ToolException | UncheckedIOException | IllegalStateException e) {
+        } catch (ToolException e) {
+            throw StorageException.Failed.byTool("making " + type.kernelName() + " on " + device + ": "
+                    + e.getMessage(), e);
+        } catch (UncheckedIOException | IllegalStateException e) {
             throw new StorageException.Failed("making " + type.kernelName() + " on " + device + ": "
                     + e.getMessage(), e);
         }

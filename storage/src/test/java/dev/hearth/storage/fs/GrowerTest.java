@@ -35,6 +35,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 class GrowerTest {
 
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
+    private static final long MS_RDONLY = 1;
+    private static final long MS_REMOUNT = 32;
 
     @TempDir
     Path dir;
@@ -119,6 +121,28 @@ class GrowerTest {
                 .isInstanceOf(StorageException.Failed.class)
                 .hasMessageContaining("no ext4 superblock found on " + device.path());
         assertThat(ran).isEmpty();
+    }
+
+    /**
+     * A tool that runs and says no (here, asked to grow a filesystem mounted read-only) is a storage
+     * failure carrying the tool's own words, marked as explained by them, not a ToolException.
+     */
+    @ParameterizedTest
+    @CsvSource({"XFS, 320, 512", "BTRFS, 128, 256"})
+    void aToolThatRefusesIsAFailureExplainedByItsStderr(FilesystemType type, long fromMib, long toMib)
+            throws IOException {
+        ScratchFilesystem fs = ScratchFilesystem.mount(cleanup, dir, type.kernelName(), fromMib * MIB);
+        Mounts.mount(fs.device().path().toString(), fs.mountPoint(), type.kernelName(), MS_REMOUNT | MS_RDONLY, null);
+        fs.growDevice(toMib * MIB);
+
+        assertThatThrownBy(() -> grower.growMounted(fs.device().path(), fs.mountPoint(), type))
+                .isInstanceOfSatisfying(StorageException.Failed.class, e -> assertThat(e.explainedByTool()).isTrue())
+                .hasMessageStartingWith("growing the " + type.kernelName() + " filesystem on " + fs.device().path()
+                        + ": " + String.join(" ", Grower.growCommand(type, fs.device().path(), fs.mountPoint()))
+                        + " exited with status ")
+                .hasMessageContaining("Read-only file system")
+                .hasCauseInstanceOf(ToolException.class);
+        assertThat(ran).hasSize(1);
     }
 
     @Test

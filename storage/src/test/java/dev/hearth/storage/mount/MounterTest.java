@@ -332,7 +332,9 @@ class MounterTest {
 
         assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, Optional.of(FilesystemType.XFS), List.of()))
                 .isInstanceOf(StorageException.Failed.class)
-                .hasMessageContaining("mkfs.xfs");
+                .hasMessageContaining("mkfs.xfs")
+                .satisfies(e -> assertThat(((StorageException.Failed) e).explainedByTool())
+                        .as("mkfs ran and said no; its stderr is the explanation").isTrue());
 
         assertThat(mountsAt(staging)).isEmpty();
     }
