@@ -279,7 +279,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     private VolumeSource contentSource(VolumeContentSource source, Pool pool) {
         VolumeSource parsed = switch (source.getTypeCase()) {
             case SNAPSHOT -> new VolumeSource.FromSnapshot(SnapshotId.parse(source.getSnapshot().getSnapshotId())
-                    .filter(id -> pools.byName(id.pool()).flatMap(p -> p.findSnapshot(id)).isPresent())
+                    .filter(this::snapshotMayExist)
                     .orElseThrow(() -> new StorageException.NotFound("source snapshot "
                             + Quoted.of(source.getSnapshot().getSnapshotId()) + " does not exist on node " + nodeId
                             + " (a snapshot stays on the node of its volume: restore it there)")));
@@ -302,6 +302,17 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             case VolumeSource.FromVolume _ -> Pools.requireFeature(pool, PoolFeature.CLONES, "clone volumes");
         }
         return parsed;
+    }
+
+    /**
+     * Whether a restore's snapshot is not known to be missing. A pool without snapshots cannot say
+     * (one taken before its snapshots were switched off is not its to read); the refusal by the
+     * pool's name that follows answers for it.
+     */
+    private boolean snapshotMayExist(SnapshotId id) {
+        return pools.byName(id.pool())
+                .map(pool -> pool.snapshots().map(s -> s.find(id).isPresent()).orElse(true))
+                .orElse(false);
     }
 
     private dev.hearth.csi.v1.VolumeCondition condition(Volume volume) {

@@ -5,11 +5,11 @@ import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.ListSnapshotsRequest;
 import dev.hearth.csi.v1.ListSnapshotsResponse;
 import dev.hearth.storage.Pool;
-import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.Snapshots;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import java.util.Comparator;
@@ -38,33 +38,35 @@ final class SnapshotRpcs {
                 .orElseThrow(() -> new StorageException.NotFound("source volume "
                         + Quoted.of(request.getSourceVolumeId()) + " does not exist"));
         Pool pool = pools.of(source).orElseThrow();
-        Pools.requireFeature(pool, PoolFeature.SNAPSHOTS, "take snapshots");
+        Snapshots snapshots = Pools.snapshotsOf(pool, "take snapshots");
         for (Pool other : pools.all()) {
-            other.findSnapshot(SnapshotId.mint(other.name(), request.getName()))
+            SnapshotId sameName = SnapshotId.mint(other.name(), request.getName());
+            other.snapshots().flatMap(s -> s.find(sameName))
                     .filter(s -> !s.source().equals(source))
                     .ifPresent(s -> {
                         throw new StorageException.Conflict("snapshot " + Quoted.of(request.getName())
                                 + " exists already, of volume " + s.source());
                     });
         }
-        return toCsi(pool.createSnapshot(request.getName(), source));
+        return toCsi(snapshots.create(request.getName(), source));
     }
 
     void delete(String snapshotId) {
         if (snapshotId.isEmpty()) {
             throw invalid("snapshot_id is required");
         }
-        SnapshotId.parse(snapshotId).ifPresent(id -> pools.byName(id.pool()).ifPresent(p -> p.deleteSnapshot(id)));
+        SnapshotId.parse(snapshotId).ifPresent(id -> pools.byName(id.pool()).flatMap(Pool::snapshots)
+                .ifPresent(s -> s.delete(id)));
     }
 
     ListSnapshotsResponse list(ListSnapshotsRequest request) {
         List<Snapshot> all;
         if (!request.getSnapshotId().isEmpty()) {
             all = SnapshotId.parse(request.getSnapshotId())
-                    .flatMap(id -> pools.byName(id.pool()).flatMap(p -> p.findSnapshot(id)))
+                    .flatMap(id -> pools.byName(id.pool()).flatMap(Pool::snapshots).flatMap(s -> s.find(id)))
                     .stream().toList();
         } else {
-            all = pools.all().stream().flatMap(p -> p.listSnapshots().stream())
+            all = pools.all().stream().flatMap(p -> p.snapshots().stream()).flatMap(s -> s.list().stream())
                     .sorted(Comparator.comparing(s -> s.id().toString())).toList();
         }
         String source = request.getSourceVolumeId();

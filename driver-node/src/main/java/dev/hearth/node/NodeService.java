@@ -21,6 +21,7 @@ import dev.hearth.csi.v1.NodeUnpublishVolumeResponse;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeResponse;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.storage.Expansion;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
@@ -185,10 +186,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         VolumeId id = resolve(request.getVolumeId());
         Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
         Pool pool = pools.of(id).orElseThrow();
-        Pools.requireFeature(pool, PoolFeature.EXPANSION, "expand volumes");
+        Expansion expansion = Pools.expansionOf(pool, "expand volumes");
         var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
-        Volume volume = pool.expand(id, range);
+        Volume volume = expansion.expand(id, range);
         Optional<Path> device = pool.attachedDevice(id);
         if (device.isPresent()) {
             Optional<FilesystemType> type = mounter.filesystemAt(device.get(), volumePath);

@@ -104,7 +104,7 @@ public final class Driver implements AutoCloseable {
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
                         settings.stateDir().resolve("ephemeral")).bindService())
                 .stream().map(UnparseableRequests::lenient).toList();
-        Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.listSnapshots().size(),
+        Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.snapshots().map(s -> s.list().size()).orElse(0),
                 problem);
         var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(),
                 new HostGate(host),

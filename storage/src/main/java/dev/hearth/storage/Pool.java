@@ -7,8 +7,10 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A named place on this node that volumes are carved from. Every operation is idempotent, and
- * everything a pool knows it reads back from the node (files, LV tags), never from memory.
+ * A named place on this node that volumes are carved from: a core every kind has, and optional
+ * parts ({@link #snapshots()}, {@link #expansion()}, {@link #clones()}) a kind has or has not.
+ * Every operation is idempotent, and everything a pool knows it reads back from the node (files,
+ * LV tags), never from memory.
  * Kinds: {@code file} ({@link dev.hearth.storage.file.FilePool}); lvm and device follow. (Not
  * sealed: the kinds live in their own packages, and sealing across packages needs a named module.)
  */
@@ -47,15 +49,6 @@ public interface Pool extends AutoCloseable {
     /** Releases the block device; a volume that is not attached is not an error. */
     void detach(VolumeId id);
 
-    /** What this pool can do beyond create and delete; callers check before asking for it. */
-    Set<PoolFeature> features();
-
-    /**
-     * Grows the volume to at least the range's required bytes; a volume already that large is
-     * returned unchanged. A volume attached as a block device sees its new size at once.
-     */
-    Volume expand(VolumeId id, CapacityRange range);
-
     /**
      * What the pool can prove about whether the volume was ever written. A filesystem is made only
      * on a volume that is {@link Emptiness.Proven}: a probe that finds no signature is not proof.
@@ -66,18 +59,25 @@ public interface Pool extends AutoCloseable {
     VolumeCondition condition(VolumeId id);
 
     /**
-     * Takes a point-in-time copy of a volume, or returns the one a previous request with this name
-     * made. If the volume's filesystem is mounted on this node it is frozen while the copy is taken.
+     * The pool's snapshots, if its kind can take them. A kind that cannot has no such part, not
+     * methods that throw; a request for one is refused by the pool's name ({@link Pools#snapshotsOf}).
      */
-    Snapshot createSnapshot(String name, VolumeId source);
+    default Optional<Snapshots> snapshots() {
+        return Optional.empty();
+    }
 
-    Optional<Snapshot> findSnapshot(SnapshotId id);
+    /** Growing volumes in place, if the pool's kind can. */
+    default Optional<Expansion> expansion() {
+        return Optional.empty();
+    }
 
-    /** Every snapshot of the pool, ordered by ID. */
-    List<Snapshot> listSnapshots();
-
-    /** Removes the snapshot; a missing one is not an error. */
-    void deleteSnapshot(SnapshotId id);
+    /**
+     * Whether {@link #create} takes one of this pool's volumes as a source (a clone). A restore,
+     * a create from a snapshot, comes with {@link #snapshots()}.
+     */
+    default boolean clones() {
+        return false;
+    }
 
     /** Null when the pool can serve requests, else what is wrong with it. */
     String problem();

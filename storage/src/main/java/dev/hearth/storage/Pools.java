@@ -73,7 +73,7 @@ public final class Pools {
      * then checked against its own volume's pool with {@link #requireFeature}.
      */
     public boolean anyHas(PoolFeature feature) {
-        return byName.values().stream().anyMatch(pool -> pool.features().contains(feature));
+        return byName.values().stream().anyMatch(pool -> PoolFeature.of(pool).contains(feature));
     }
 
     /**
@@ -88,9 +88,23 @@ public final class Pools {
      * @param what the refused operation as it follows "cannot", e.g. "take snapshots"
      */
     public static void requireFeature(Pool pool, PoolFeature feature, String what) {
-        if (!pool.features().contains(feature)) {
-            throw new StorageException.InvalidArgument("pool '" + pool.name() + "' (kind " + pool.kind()
-                    + ") cannot " + what);
+        if (!PoolFeature.of(pool).contains(feature)) {
+            throw refusal(pool, what);
         }
+    }
+
+    /** The pool's snapshots, or the refusal {@link #requireFeature} gives a pool without them. */
+    public static Snapshots snapshotsOf(Pool pool, String what) {
+        return pool.snapshots().orElseThrow(() -> refusal(pool, what));
+    }
+
+    /** The pool's expansion, or the refusal {@link #requireFeature} gives a pool without it. */
+    public static Expansion expansionOf(Pool pool, String what) {
+        return pool.expansion().orElseThrow(() -> refusal(pool, what));
+    }
+
+    private static StorageException refusal(Pool pool, String what) {
+        return new StorageException.InvalidArgument("pool '" + pool.name() + "' (kind " + pool.kind()
+                + ") cannot " + what);
     }
 }

@@ -40,8 +40,8 @@ public final class Metrics implements AutoCloseable {
     /**
      * @param version the driver's version, for {@code hearth_build_info}
      * @param node this node's name
-     * @param snapshotCount how many snapshots a pool holds (the driver passes
-     *     {@code p -> p.listSnapshots().size()})
+     * @param snapshotCount how many snapshots a pool holds (the driver passes its snapshots part's
+     *     count, 0 for a pool without one)
      * @param problem the readiness check Probe uses: empty when the driver can serve, else why not
      */
     public static Metrics create(String version, String node, List<Pool> pools, ToIntFunction<Pool> snapshotCount,

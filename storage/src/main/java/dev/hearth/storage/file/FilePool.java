@@ -10,12 +10,14 @@ import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Emptiness;
+import dev.hearth.storage.Expansion;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.Snapshots;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeCondition;
@@ -77,7 +79,7 @@ public final class FilePool implements Pool {
         this.volumes = new FileImages(directory);
         this.snapshots = new FileImages(directory.resolve(SNAPSHOTS));
         this.allocation = new Allocation(config, List.of(directory, directory.resolve(SNAPSHOTS)));
-        this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier);
+        this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier, this::volumeContent);
         this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
         this.loops = new LoopAttachments(config.directIo());
         this.ownership = ownership;
@@ -135,9 +137,20 @@ public final class FilePool implements Pool {
         return config;
     }
 
+    /** A file pool has every part, except those its config switches off. */
     @Override
-    public Set<PoolFeature> features() {
-        return config.features();
+    public Optional<Snapshots> snapshots() {
+        return config.features().contains(PoolFeature.SNAPSHOTS) ? Optional.of(snapshotStore) : Optional.empty();
+    }
+
+    @Override
+    public Optional<Expansion> expansion() {
+        return config.features().contains(PoolFeature.EXPANSION) ? Optional.of(this::expand) : Optional.empty();
+    }
+
+    @Override
+    public boolean clones() {
+        return config.features().contains(PoolFeature.CLONES);
     }
 
     @Override
@@ -206,21 +219,21 @@ public final class FilePool implements Pool {
     }
 
     /** Where a restore's or clone's bytes come from, and how many there are. */
-    private record Content(Path image, long sizeBytes, Optional<Path> device) {}
-
     private Content content(VolumeSource source) {
         return switch (source) {
             case VolumeSource.FromSnapshot(SnapshotId snapshot) -> {
-                Snapshot found = findSnapshot(snapshot).orElseThrow(() -> new StorageException.NotFound(
+                Snapshot found = snapshotStore.find(snapshot).orElseThrow(() -> new StorageException.NotFound(
                         "source snapshot " + snapshot + " does not exist in pool '" + name() + "'"));
                 yield new Content(snapshotStore.image(snapshot), found.sizeBytes(), Optional.empty());
             }
-            case VolumeSource.FromVolume(VolumeId volume) -> {
-                Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
-                        "source volume " + volume + " does not exist in pool '" + name() + "'"));
-                yield new Content(ImageFiles.of(directory, volume).image(), found.sizeBytes(), attachedDevice(volume));
-            }
+            case VolumeSource.FromVolume(VolumeId volume) -> volumeContent(volume);
         };
+    }
+
+    private Content volumeContent(VolumeId volume) {
+        Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
+                "source volume " + volume + " does not exist in pool '" + name() + "'"));
+        return new Content(ImageFiles.of(directory, volume).image(), found.sizeBytes(), attachedDevice(volume));
     }
 
     /** Writes a new image: zeros (sparse), or a source's content; then reserves its blocks if thick. */
@@ -300,8 +313,8 @@ public final class FilePool implements Pool {
         volumes.delete(ImageFiles.of(directory, id), "volume " + id);
     }
 
-    @Override
-    public Volume expand(VolumeId id, CapacityRange range) {
+    /** The pool's {@link Expansion}: grows the image, reserves the new blocks if thick, tells the loop device. */
+    private Volume expand(VolumeId id, CapacityRange range) {
         Volume volume = find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
         if (range.requiredBytes() <= volume.sizeBytes()) {
             return volume;
@@ -368,27 +381,6 @@ public final class FilePool implements Pool {
             return VolumeCondition.abnormal("the volume's image file " + image + " is missing");
         }
         return VolumeCondition.NORMAL;
-    }
-
-    @Override
-    public Snapshot createSnapshot(String name, VolumeId source) {
-        Content content = content(new VolumeSource.FromVolume(source));
-        return snapshotStore.create(name, source, content.image(), content.sizeBytes(), content.device());
-    }
-
-    @Override
-    public Optional<Snapshot> findSnapshot(SnapshotId id) {
-        return snapshotStore.find(id);
-    }
-
-    @Override
-    public List<Snapshot> listSnapshots() {
-        return snapshotStore.list();
-    }
-
-    @Override
-    public void deleteSnapshot(SnapshotId id) {
-        snapshotStore.delete(id);
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.hearth.storage.file;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.Snapshots;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import java.io.IOException;
@@ -12,24 +13,32 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /** A file pool's snapshots: whole-image copies in its {@code snapshots/} directory. */
-final class FileSnapshots {
+final class FileSnapshots implements Snapshots {
 
     private final String pool;
     private final FileImages images;
     private final Allocation allocation;
     private final FrozenCopy copier;
+    /** A volume of the pool as a copy's source; not found if it does not exist. */
+    private final Function<VolumeId, Content> volumes;
 
-    FileSnapshots(String pool, FileImages images, Allocation allocation, FrozenCopy copier) {
+    FileSnapshots(String pool, FileImages images, Allocation allocation, FrozenCopy copier,
+            Function<VolumeId, Content> volumes) {
         this.pool = pool;
         this.images = images;
         this.allocation = allocation;
         this.copier = copier;
+        this.volumes = volumes;
     }
 
     /** Copies the source's image (frozen if mounted), or returns the snapshot this name already made. */
-    Snapshot create(String name, VolumeId source, Path sourceImage, long sourceSize, Optional<Path> sourceDevice) {
+    @Override
+    public Snapshot create(String name, VolumeId source) {
+        Content content = volumes.apply(source);
+        long sourceSize = content.sizeBytes();
         SnapshotId id = SnapshotId.mint(pool, name);
         Optional<Snapshot> existing = find(id);
         if (existing.isPresent()) {
@@ -45,7 +54,7 @@ final class FileSnapshots {
             allocation.claim(files.partial(), sourceSize, "snapshot " + id);
             Instant taken = Instant.now();
             try {
-                copier.copy(sourceImage, sourceDevice, files.partial(), sourceSize);
+                copier.copy(content.image(), content.device(), files.partial(), sourceSize);
                 allocation.complete(files.partial(), files.image());
             } finally {
                 allocation.release(files.partial());
@@ -63,7 +72,8 @@ final class FileSnapshots {
         }
     }
 
-    Optional<Snapshot> find(SnapshotId id) {
+    @Override
+    public Optional<Snapshot> find(SnapshotId id) {
         if (!id.pool().equals(pool)) {
             return Optional.empty();
         }
@@ -74,7 +84,8 @@ final class FileSnapshots {
         return ImageFiles.of(images.directory(), id).image();
     }
 
-    List<Snapshot> list() {
+    @Override
+    public List<Snapshot> list() {
         return images.metadataFiles().stream()
                 .flatMap(file -> ImageFiles.snapshotOwner(file, ImageFiles.METADATA).stream())
                 .flatMap(id -> find(id).stream())
@@ -82,7 +93,8 @@ final class FileSnapshots {
                 .toList();
     }
 
-    void delete(SnapshotId id) {
+    @Override
+    public void delete(SnapshotId id) {
         if (id.pool().equals(pool)) {
             images.delete(ImageFiles.of(images.directory(), id), "snapshot " + id);
         }

@@ -17,6 +17,7 @@ import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
@@ -475,6 +476,23 @@ class FilePoolTest {
         assertThat(found.orElseThrow().parameters()).containsExactlyEntriesOf(THICK);
         assertThat(reopened.list()).containsExactly(made);
         assertThat(reopened.create(request(name, 3 * MIB, 0, THICK))).isEqualTo(made);
+    }
+
+    @Test
+    void aPartSwitchedOffInTheConfigIsAbsentAndTheOthersStay() throws IOException {
+        FilePool full = open(16 * MIB, Provisioning.THIN);
+        FilePool limited = FilePool.open(new FilePoolConfig("limited", dir.resolve("limited"), 16 * MIB)
+                .without(PoolFeature.SNAPSHOTS, PoolFeature.EXPANSION));
+        cleanup.add(limited::close);
+
+        assertThat(full.snapshots()).isPresent();
+        assertThat(full.expansion()).isPresent();
+        assertThat(full.clones()).isTrue();
+        assertThat(PoolFeature.of(full)).containsExactlyInAnyOrder(PoolFeature.values());
+        assertThat(limited.snapshots()).isEmpty();
+        assertThat(limited.expansion()).isEmpty();
+        assertThat(limited.clones()).isTrue();
+        assertThat(PoolFeature.of(limited)).containsExactly(PoolFeature.CLONES);
     }
 
     @Test

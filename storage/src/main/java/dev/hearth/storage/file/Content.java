@@ -1,0 +1,10 @@
+package dev.hearth.storage.file;
+
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * Where a restore's, clone's or snapshot's bytes come from: an image, how many bytes of it count,
+ * and the block device it is attached as, if any (so a mounted filesystem is frozen for the copy).
+ */
+record Content(Path image, long sizeBytes, Optional<Path> device) {}
