@@ -249,9 +249,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         } catch (StorageException.InvalidArgument e) {
             return Optional.of(e.getMessage());
         }
-        // The pool records a restore's or clone's source beside its parameters; no StorageClass names it.
-        Map<String, String> madeWith = new java.util.TreeMap<>(volume.parameters());
-        madeWith.remove(Volume.SOURCE);
+        Map<String, String> madeWith = volume.parameters();
         if (!wanted.pool().name().equals(volume.id().pool()) || !wanted.poolParameters().equals(madeWith)) {
             return Optional.of("volume " + volume.id() + " was made in pool '" + volume.id().pool() + "' with "
                     + madeWith + ", not in pool '" + wanted.pool().name() + "' with "

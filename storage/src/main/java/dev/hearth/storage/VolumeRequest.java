@@ -21,4 +21,33 @@ public record VolumeRequest(String name, CapacityRange range, Map<String, String
     public VolumeRequest(String name, CapacityRange range, Map<String, String> parameters) {
         this(name, range, parameters, Optional.empty());
     }
+
+    /**
+     * The volume a previous request made under this request's ID, if it is what this request asks
+     * for; every pool kind answers a repeated create with it.
+     *
+     * @param parameters this request's parameters as the pool normalized them
+     * @throws StorageException.Conflict if the volume was made for another name, with other
+     *     parameters or another source, or with a size outside this request's range
+     */
+    public Volume sameRequestAgain(Volume volume, Map<String, String> parameters) {
+        if (!volume.name().equals(name)) {
+            throw new StorageException.Conflict("volume " + volume.id() + " was made for name "
+                    + Quoted.of(volume.name()) + ", which shares its key with " + Quoted.of(name));
+        }
+        if (!volume.parameters().equals(parameters)) {
+            throw new StorageException.Conflict("volume " + Quoted.of(name) + " exists with parameters "
+                    + volume.parameters() + ", not " + parameters);
+        }
+        if (!volume.source().equals(source)) {
+            throw new StorageException.Conflict("volume " + Quoted.of(name) + " exists with content from "
+                    + volume.source().map(Object::toString).orElse("nowhere") + ", not from "
+                    + source.map(Object::toString).orElse("nowhere"));
+        }
+        if (!range.admits(volume.sizeBytes())) {
+            throw new StorageException.Conflict("volume " + Quoted.of(name) + " exists with "
+                    + volume.sizeBytes() + " bytes, outside the requested range " + range);
+        }
+        return volume;
+    }
 }

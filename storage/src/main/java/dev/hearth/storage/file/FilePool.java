@@ -181,11 +181,10 @@ public final class FilePool implements Pool {
     @Override
     public Volume create(VolumeRequest request) {
         VolumeId id = VolumeId.mint(name(), request.name());
-        Map<String, String> parameters = new TreeMap<>(validateParameters(request.parameters()));
-        request.source().ifPresent(source -> parameters.put(Volume.SOURCE, source.toString()));
+        Map<String, String> parameters = validateParameters(request.parameters());
         Optional<Volume> existing = find(id);
         if (existing.isPresent()) {
-            return sameRequestAgain(existing.get(), request, parameters);
+            return request.sameRequestAgain(existing.get(), parameters);
         }
         Optional<Content> content = request.source().map(this::content);
         long minimum = content.map(Content::sizeBytes).orElse(GRANULARITY);
@@ -205,7 +204,7 @@ public final class FilePool implements Pool {
             } finally {
                 allocation.release(files.partial());
             }
-            Volume volume = new Volume(id, request.name(), size, parameters, Instant.now());
+            Volume volume = new Volume(id, request.name(), size, parameters, request.source(), Instant.now());
             AtomicFiles.write(files.metadata(), Metadata.encode(volume));
             return volume;
         } catch (IOException e) {
@@ -253,23 +252,6 @@ public final class FilePool implements Pool {
         try (FileChannel channel = FileChannel.open(image, StandardOpenOption.WRITE)) {
             channel.force(true);
         }
-    }
-
-    /** An existing volume answers a repeated request only if it is what that request asks for. */
-    private static Volume sameRequestAgain(Volume volume, VolumeRequest request, Map<String, String> parameters) {
-        if (!volume.name().equals(request.name())) {
-            throw new StorageException.Conflict("volume " + volume.id() + " was made for name "
-                    + Quoted.of(volume.name()) + ", which shares its key with " + Quoted.of(request.name()));
-        }
-        if (!volume.parameters().equals(parameters)) {
-            throw new StorageException.Conflict("volume " + Quoted.of(request.name()) + " exists with parameters "
-                    + volume.parameters() + ", not " + parameters);
-        }
-        if (!request.range().admits(volume.sizeBytes())) {
-            throw new StorageException.Conflict("volume " + Quoted.of(request.name()) + " exists with "
-                    + volume.sizeBytes() + " bytes, outside the requested range " + request.range());
-        }
-        return volume;
     }
 
     private void allocate(Path image, long offset, long length) throws IOException {

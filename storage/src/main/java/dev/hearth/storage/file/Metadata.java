@@ -5,11 +5,13 @@ import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.VolumeSource;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 
@@ -18,12 +20,15 @@ final class Metadata {
 
     private static final String FORMAT = "1";
     private static final String PARAM = "param.";
+    private static final String SOURCE = "source";
 
     private Metadata() {}
 
     static String encode(Volume volume) {
         Properties props = header(volume.id().toString(), volume.name(), volume.sizeBytes(), volume.createdAt());
         volume.parameters().forEach((k, v) -> props.setProperty(PARAM + k, v));
+        // As a parameter, as every release wrote it: a driver rolled back still reads the source.
+        volume.source().ifPresent(source -> props.setProperty(PARAM + SOURCE, source.toString()));
         return store(props, "hearth volume");
     }
 
@@ -35,9 +40,10 @@ final class Metadata {
                 parameters.put(key.substring(PARAM.length()), props.getProperty(key));
             }
         }
+        Optional<VolumeSource> source = Optional.ofNullable(parameters.remove(SOURCE)).flatMap(VolumeSource::parse);
         try {
             return new Volume(id, props.getProperty("name"), Long.parseLong(props.getProperty("size")), parameters,
-                    Instant.parse(props.getProperty("created")));
+                    source, Instant.parse(props.getProperty("created")));
         } catch (RuntimeException e) {
             throw new IOException("metadata of " + id + " is malformed: " + e.getMessage(), e);
         }
@@ -46,15 +52,15 @@ final class Metadata {
     static String encode(Snapshot snapshot) {
         Properties props = header(snapshot.id().toString(), snapshot.name(), snapshot.sizeBytes(),
                 snapshot.createdAt());
-        props.setProperty("source", snapshot.source().toString());
+        props.setProperty(SOURCE, snapshot.source().toString());
         return store(props, "hearth snapshot");
     }
 
     static Snapshot decode(SnapshotId id, String text) throws IOException {
         Properties props = load(id.toString(), text);
         try {
-            VolumeId source = VolumeId.parse(props.getProperty("source")).orElseThrow(
-                    () -> new IllegalArgumentException("bad source " + props.getProperty("source")));
+            VolumeId source = VolumeId.parse(props.getProperty(SOURCE)).orElseThrow(
+                    () -> new IllegalArgumentException("bad source " + props.getProperty(SOURCE)));
             return new Snapshot(id, props.getProperty("name"), source, Long.parseLong(props.getProperty("size")),
                     Instant.parse(props.getProperty("created")));
         } catch (RuntimeException e) {

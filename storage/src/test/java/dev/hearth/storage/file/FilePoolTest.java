@@ -23,6 +23,7 @@ import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.VolumeSource;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -30,6 +31,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -493,6 +495,52 @@ class FilePoolTest {
         assertThat(limited.expansion()).isEmpty();
         assertThat(limited.clones()).isTrue();
         assertThat(PoolFeature.of(limited)).containsExactly(PoolFeature.CLONES);
+    }
+
+    /** The metadata of a clone as the releases before the typed source wrote it, the source a parameter. */
+    @Test
+    void aCloneRecordedWithItsSourceAsAParameterStillLoadsWithItsSource() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume source = pool.create(request("pvc-src", 2 * MIB, 0, THIN));
+        Volume made = pool.create(request("pvc-old", 2 * MIB, 0, THIN));
+        Files.writeString(ImageFiles.of(dir.resolve("pool"), made.id()).metadata(), """
+                #hearth volume; written atomically, do not edit
+                #Mon Nov 23 12:00:00 UTC 2026
+                created=2026-11-23T12\\:00\\:00Z
+                format=1
+                id=%s
+                name=pvc-old
+                param.hearth.dev/provisioning=thin
+                param.source=volume\\:%s
+                size=%d
+                """.formatted(made.id(), source.id(), 2 * MIB));
+
+        FilePool reopened = open(64 * MIB, Provisioning.THIN);
+
+        Volume old = reopened.find(made.id()).orElseThrow();
+        VolumeSource cloned = new VolumeSource.FromVolume(source.id());
+        assertThat(old.source()).contains(cloned);
+        assertThat(old.parameters()).containsExactlyEntriesOf(THIN);
+        assertThat(old.createdAt()).isEqualTo(Instant.parse("2026-11-23T12:00:00Z"));
+        VolumeRequest again = new VolumeRequest("pvc-old", new CapacityRange(2 * MIB, 0), THIN, Optional.of(cloned));
+        assertThat(reopened.create(again)).isEqualTo(old);
+        assertThatThrownBy(() -> reopened.create(request("pvc-old", 2 * MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("exists with content from volume:" + source.id());
+    }
+
+    @Test
+    void aVolumesSourceSurvivesReopenAndIsNotOneOfItsParameters() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume source = pool.create(request("pvc-src", 2 * MIB, 0, THIN));
+        VolumeSource cloned = new VolumeSource.FromVolume(source.id());
+        Volume clone = pool.create(new VolumeRequest("pvc-clone", new CapacityRange(0, 0), THIN, Optional.of(cloned)));
+
+        Volume found = open(64 * MIB, Provisioning.THIN).find(clone.id()).orElseThrow();
+
+        assertThat(found).isEqualTo(clone);
+        assertThat(found.source()).contains(cloned);
+        assertThat(found.parameters()).containsExactlyEntriesOf(THIN);
     }
 
     @Test
