@@ -14,6 +14,7 @@ import dev.hearth.csi.v1.ControllerGetVolumeRequest;
 import dev.hearth.csi.v1.ControllerServiceCapability;
 import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.GetPluginCapabilitiesRequest;
 import dev.hearth.csi.v1.ListSnapshotsRequest;
 import dev.hearth.csi.v1.NodeGetCapabilitiesRequest;
@@ -21,6 +22,7 @@ import dev.hearth.csi.v1.NodeServiceCapability;
 import dev.hearth.csi.v1.PluginCapability;
 import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.storage.PoolFeature;
+import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.file.FilePoolConfig;
 import io.grpc.Status.Code;
 import java.io.IOException;
@@ -68,6 +70,22 @@ class PoolFeaturesTest extends DriverFixture {
 
         assertFails(() -> createInLimited("pvc-restore", fromSnapshot(snapshot)), Code.INVALID_ARGUMENT,
                 "pool 'limited' (kind file) cannot restore snapshots");
+        assertThat(entries(dir.resolve(LIMITED))).isEqualTo(before);
+    }
+
+    /** A pool without snapshots has none to look up: a restore naming it is refused by its name, not NOT_FOUND. */
+    @Test
+    void aSnapshotIdOfAPoolWithoutSnapshotsIsRefusedThereAndOtherwiseNamesNothing() throws IOException {
+        startWithLimitedPoolWithout(PoolFeature.SNAPSHOTS);
+        String never = SnapshotId.mint(LIMITED, "snap-never").toString();
+        List<String> before = entries(dir.resolve(LIMITED));
+
+        assertFails(() -> createInLimited("pvc-restore", fromSnapshot(never)), Code.INVALID_ARGUMENT,
+                "pool 'limited' (kind file) cannot restore snapshots");
+        assertThat(driver.controller().listSnapshots(ListSnapshotsRequest.newBuilder().setSnapshotId(never).build())
+                .getEntriesList()).isEmpty();
+        driver.controller().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(never).build());
+
         assertThat(entries(dir.resolve(LIMITED))).isEqualTo(before);
     }
 
