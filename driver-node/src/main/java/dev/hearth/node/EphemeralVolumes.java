@@ -11,9 +11,7 @@ import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.fs.FilesystemType;
-import dev.hearth.storage.mount.Mounter;
-import java.io.IOException;
-import java.nio.file.Files;
+import dev.hearth.storage.mount.VolumeStager;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +23,8 @@ import java.util.TreeSet;
 /**
  * CSI ephemeral inline volumes: a volume that lives exactly as long as one pod. NodePublishVolume
  * creates it (sized and typed by the pod's volume attributes), stages it under the driver's state
- * directory and binds it into the pod; NodeUnpublishVolume takes it all down again. The kubelet's
+ * directory and binds it into the pod; NodeUnpublishVolume takes it all down again. This class reads
+ * the attributes; the {@link VolumeStager} does the staging and the taking down. The kubelet's
  * volume ID names it; the pool knows it by the name {@code ephemeral:<that id>}.
  */
 final class EphemeralVolumes {
@@ -34,15 +33,14 @@ final class EphemeralVolumes {
     static final String SIZE = "hearth.dev/size";
     static final String POOL = "hearth.dev/pool";
     private static final String KUBERNETES = "csi.storage.k8s.io/";
-    private static final System.Logger LOG = System.getLogger(EphemeralVolumes.class.getName());
 
     private final Pools pools;
-    private final Mounter mounter;
+    private final VolumeStager stager;
     private final Path stagingRoot;
 
-    EphemeralVolumes(Pools pools, Mounter mounter, Path stagingRoot) {
+    EphemeralVolumes(Pools pools, VolumeStager stager, Path stagingRoot) {
         this.pools = pools;
-        this.mounter = mounter;
+        this.stager = stager;
         this.stagingRoot = stagingRoot;
     }
 
@@ -56,7 +54,7 @@ final class EphemeralVolumes {
     }
 
     void publish(String volumeId, Map<String, String> attributes, VolumeCapability capability, Path target,
-            boolean readOnly, Optional<FilesystemType> filesystem) {
+            boolean readOnly, Optional<FilesystemType> filesystem, Optional<Integer> group) {
         if (!capability.hasMount()) {
             throw new StorageException.InvalidArgument("an ephemeral volume is a filesystem; block was requested");
         }
@@ -76,23 +74,11 @@ final class EphemeralVolumes {
             throw new StorageException.InvalidArgument("unknown volume attribute " + Quoted.of(key) + "; accepted: "
                     + accepted(pool));
         });
-        // A mount already at the target is not this publish's to take down if it fails.
-        boolean targetWasMounted = mounter.isMounted(target);
-        FilesystemType type = filesystem.orElse(mounter.defaultType());
+        FilesystemType type = filesystem.orElse(stager.defaultType());
         CapacityRange range = new CapacityRange(size, 0).atLeast(type.minimumBytes(), "an " + type.kernelName()
                 + " filesystem");
-        Volume volume = pool.create(new VolumeRequest(name(volumeId), range, pool.validateParameters(parameters)));
-        Path staging = staging(volume.id());
-        try {
-            Path device = pool.attach(volume.id());
-            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume.id()), staging, filesystem,
-                    capability.getMount().getMountFlagsList());
-            mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
-        } catch (RuntimeException e) {
-            // Nothing half-made stays: the volume was made for this publish and holds no data yet.
-            takeDown(pool, volume.id(), targetWasMounted ? Optional.empty() : Optional.of(target), e);
-            throw e;
-        }
+        stager.publishNew(pool, new VolumeRequest(name(volumeId), range, pool.validateParameters(parameters)),
+                this::staging, target, readOnly, filesystem, capability.getMount().getMountFlagsList(), group);
     }
 
     /** Unpublishes and deletes the ephemeral volume; false when {@code volumeId} names none. */
@@ -101,42 +87,12 @@ final class EphemeralVolumes {
         if (id.isEmpty()) {
             return false;
         }
-        remove(pools.of(id.get()).orElseThrow(), id.get(), Optional.of(target));
+        stager.remove(id.get(), staging(id.get()), Optional.of(target));
         return true;
-    }
-
-    private void takeDown(Pool pool, VolumeId id, Optional<Path> target, RuntimeException cause) {
-        try {
-            remove(pool, id, target);
-        } catch (RuntimeException e) {
-            cause.addSuppressed(e);
-            LOG.log(System.Logger.Level.WARNING, "could not take down ephemeral volume " + id + ": " + e.getMessage());
-        }
-    }
-
-    /** Unmounts the volume from the target (if given) and its staging path, then detaches and deletes it. */
-    private void remove(Pool pool, VolumeId id, Optional<Path> target) {
-        Optional<Path> device = pool.attachedDevice(id);
-        target.ifPresent(t -> mounter.unpublish(t, device));
-        Path staging = staging(id);
-        mounter.unstage(staging, device);
-        removeDirectory(staging);
-        pool.detach(id);
-        pool.delete(id);
     }
 
     private Path staging(VolumeId id) {
         return stagingRoot.resolve(id.toString());
-    }
-
-    /** The staging directory is the driver's own, made by the stage; the kubelet never sees it. */
-    private static void removeDirectory(Path staging) {
-        try {
-            Files.deleteIfExists(staging);
-        } catch (IOException e) {
-            throw new StorageException.Failed("removing ephemeral staging directory " + staging + ": "
-                    + e.getMessage(), e);
-        }
     }
 
     /** Every volume attribute an ephemeral volume from this pool may have, sorted. */

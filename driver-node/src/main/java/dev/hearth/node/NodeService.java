@@ -35,6 +35,7 @@ import dev.hearth.storage.fs.Grower;
 import dev.hearth.storage.mount.Mounter;
 import dev.hearth.storage.mount.NodePath;
 import dev.hearth.storage.mount.VolumeHealth;
+import dev.hearth.storage.mount.VolumeStager;
 import dev.hearth.storage.mount.VolumeUsage;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
@@ -50,10 +51,9 @@ import java.util.Optional;
  */
 public final class NodeService extends NodeGrpc.NodeImplBase {
 
-    private static final System.Logger LOG = System.getLogger(NodeService.class.getName());
-
     private final Pools pools;
     private final Mounter mounter;
+    private final VolumeStager stager;
     private final Grower grower;
     private final EphemeralVolumes ephemeral;
     private final NodeGetInfoResponse info;
@@ -67,7 +67,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         this.pools = pools;
         this.mounter = mounter;
         this.grower = grower;
-        this.ephemeral = new EphemeralVolumes(pools, mounter, ephemeralStaging);
+        this.stager = new VolumeStager(pools, mounter);
+        this.ephemeral = new EphemeralVolumes(pools, stager, ephemeralStaging);
         this.info = NodeGetInfoResponse.newBuilder()
                 .setNodeId(nodeId)
                 .setMaxVolumesPerNode(maxVolumes)
@@ -93,26 +94,12 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
         Optional<Integer> group = mountGroup(capability); // refused before anything is attached or mounted
-        VolumeId id = existingVolume(request.getVolumeId());
-        Pool pool = pools.of(id).orElseThrow();
-        boolean wasAttached = pool.attachedDevice(id).isPresent();
-        boolean wasMounted = capability.hasMount() && mounter.isMounted(staging);
-        Path device = pool.attach(id);
-        try {
-            if (capability.hasMount()) {
-                mounter.stageFilesystem(id, device, () -> pool.emptiness(id), staging, filesystem(capability),
-                        capability.getMount().getMountFlagsList());
-                group.ifPresent(gid -> mounter.applyGroup(staging, gid));
-            } else {
-                mounter.stageBlock(id, device, staging);
-            }
-        } catch (RuntimeException e) {
-            // What this call attached goes again, unless it is now mounted; a mount that was
-            // there before (another volume's) is not a reason to keep it.
-            if (!wasAttached && (wasMounted || !mounter.isMounted(staging))) {
-                detachQuietly(pool, id);
-            }
-            throw e;
+        Volume volume = existingVolume(request.getVolumeId());
+        if (capability.hasMount()) {
+            stager.stageFilesystem(volume, staging, filesystem(capability), capability.getMount().getMountFlagsList(),
+                    group);
+        } else {
+            stager.stageBlock(volume, staging);
         }
         response.onNext(NodeStageVolumeResponse.getDefaultInstance());
         response.onCompleted();
@@ -123,9 +110,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             StreamObserver<NodeUnstageVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
-        Optional<VolumeId> id = VolumeId.parse(request.getVolumeId());
-        mounter.unstage(staging, id.flatMap(this::attachedDevice));
-        id.ifPresent(volume -> pools.of(volume).ifPresent(pool -> pool.detach(volume)));
+        stager.unstage(VolumeId.parse(request.getVolumeId()), staging);
         response.onNext(NodeUnstageVolumeResponse.getDefaultInstance());
         response.onCompleted();
     }
@@ -140,25 +125,18 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         if (EphemeralVolumes.requested(request.getVolumeContextMap())) {
             Optional<Integer> group = mountGroup(capability); // refused before the volume is made
             ephemeral.publish(request.getVolumeId(), request.getVolumeContextMap(), capability, target, readOnly,
-                    filesystem(capability));
-            group.ifPresent(gid -> mounter.applyGroup(target, gid));
+                    filesystem(capability), group);
             response.onNext(NodePublishVolumeResponse.getDefaultInstance());
             response.onCompleted();
             return;
         }
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         Optional<Integer> group = mountGroup(capability); // the same rule as at stage, before anything is done
-        VolumeId id = existingVolume(request.getVolumeId());
-        Path device = pools.of(id).orElseThrow().attachedDevice(id).orElseThrow(() ->
-                new StorageException.Precondition("volume " + id + " is not staged on this node (at "
-                        + Quoted.of(staging) + " or elsewhere): its device is not attached"));
+        VolumeId id = existingVolume(request.getVolumeId()).id();
         if (capability.hasBlock()) {
-            mounter.publishBlock(device, target, readOnly);
+            stager.publishBlock(id, staging, target, readOnly);
         } else {
-            mounter.publishFilesystem(id, device, staging, target, readOnly);
-            // Each pod's fsGroup, as the kubelet would apply it: the last publish's group owns the root.
-            // Through the staging path, which is the same directory, writable even under a read-only bind.
-            group.ifPresent(gid -> mounter.applyGroup(staging, gid));
+            stager.publishFilesystem(id, staging, target, readOnly, group);
         }
         response.onNext(NodePublishVolumeResponse.getDefaultInstance());
         response.onCompleted();
@@ -171,7 +149,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Path target = NodePath.check(request.getTargetPath(), "target_path");
         // An ephemeral volume goes with its publish, whatever its kubelet ID looks like.
         if (!ephemeral.unpublish(request.getVolumeId(), target)) {
-            mounter.unpublish(target, VolumeId.parse(request.getVolumeId()).flatMap(this::attachedDevice));
+            stager.unpublish(VolumeId.parse(request.getVolumeId()), target);
         }
         response.onNext(NodeUnpublishVolumeResponse.getDefaultInstance());
         response.onCompleted();
@@ -253,11 +231,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                         + " does not exist on this node"));
     }
 
-    /** The device a volume of ours is attached as on this node, if it is. */
-    private Optional<Path> attachedDevice(VolumeId id) {
-        return pools.of(id).flatMap(pool -> pool.attachedDevice(id));
-    }
-
     private static dev.hearth.csi.v1.VolumeUsage usage(dev.hearth.csi.v1.VolumeUsage.Unit unit, long total,
             long available, long used) {
         return dev.hearth.csi.v1.VolumeUsage.newBuilder().setUnit(unit).setTotal(total).setAvailable(available)
@@ -282,8 +255,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
     }
 
-    private VolumeId existingVolume(String volumeId) {
-        return pools.existing(volumeId)
+    private Volume existingVolume(String volumeId) {
+        return pools.existingVolume(volumeId)
                 .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
                         + " does not exist on this node"));
     }
@@ -311,14 +284,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return Optional.of(FilesystemType.parse(fsType));
         } catch (IllegalArgumentException e) {
             throw new StorageException.InvalidArgument(e.getMessage());
-        }
-    }
-
-    private static void detachQuietly(Pool pool, VolumeId id) {
-        try {
-            pool.detach(id);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "could not detach " + id + " after a failed stage: " + e.getMessage());
         }
     }
 }

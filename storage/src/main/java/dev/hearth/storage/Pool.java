@@ -41,7 +41,15 @@ public interface Pool extends AutoCloseable {
     void delete(VolumeId id);
 
     /** Makes the volume available as a block device (attaching it if needed) and returns it. */
-    Path attach(VolumeId id);
+    default Path attach(VolumeId id) {
+        return attach(existing(id)).device();
+    }
+
+    /**
+     * Attaches a volume already looked up (by {@link #find} or {@link #create}) without reading its
+     * record again, and says whether this call attached it or found it attached.
+     */
+    Attachment attach(Volume volume);
 
     /** The block device the volume is attached as right now, if any. */
     Optional<Path> attachedDevice(VolumeId id);
@@ -53,7 +61,12 @@ public interface Pool extends AutoCloseable {
      * What the pool can prove about whether the volume was ever written. A filesystem is made only
      * on a volume that is {@link Emptiness.Proven}: a probe that finds no signature is not proof.
      */
-    Emptiness emptiness(VolumeId id);
+    default Emptiness emptiness(VolumeId id) {
+        return emptiness(existing(id));
+    }
+
+    /** {@link #emptiness(VolumeId)} of a volume already looked up, without reading its record again. */
+    Emptiness emptiness(Volume volume);
 
     /** Whether the volume's backing store is intact, as the pool sees it. */
     VolumeCondition condition(VolumeId id);
@@ -85,4 +98,8 @@ public interface Pool extends AutoCloseable {
     /** Releases the pool's hold on the node (not its volumes). */
     @Override
     void close();
+
+    private Volume existing(VolumeId id) {
+        return find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+    }
 }

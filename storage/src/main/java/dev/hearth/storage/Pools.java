@@ -46,6 +46,11 @@ public final class Pools {
         return of(id).flatMap(pool -> pool.find(id));
     }
 
+    /** The volume a client's ID names, if it exists here (read once); empty for anything else. */
+    public Optional<Volume> existingVolume(String volumeId) {
+        return VolumeId.parse(volumeId).flatMap(this::find);
+    }
+
     /** The ID a client sent, if it names a volume that exists here; empty for anything else. */
     public Optional<VolumeId> existing(String volumeId) {
         return VolumeId.parse(volumeId).filter(id -> find(id).isPresent());

@@ -7,6 +7,7 @@ import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.storage.AtomicFiles;
+import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Emptiness;
@@ -346,10 +347,9 @@ public final class FilePool implements Pool {
     }
 
     @Override
-    public Emptiness emptiness(VolumeId id) {
-        find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+    public Emptiness emptiness(Volume volume) {
         try {
-            return ImageEmptiness.of(ImageFiles.of(directory, id).image());
+            return ImageEmptiness.of(ImageFiles.of(directory, ours(volume)).image());
         } catch (IOException e) {
             return new Emptiness.Unknown("its image could not be read: " + e.getMessage());
         }
@@ -366,9 +366,17 @@ public final class FilePool implements Pool {
     }
 
     @Override
-    public Path attach(VolumeId id) {
-        find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+    public Attachment attach(Volume volume) {
+        VolumeId id = ours(volume);
         return loops.attach(id, ImageFiles.of(directory, id).image());
+    }
+
+    /** A volume looked up in another pool is not one of this pool's, whatever its key. */
+    private VolumeId ours(Volume volume) {
+        if (!volume.id().pool().equals(name())) {
+            throw new StorageException.NotFound("volume " + volume.id() + " does not exist in pool '" + name() + "'");
+        }
+        return volume.id();
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.hearth.storage.file;
 
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
+import dev.hearth.storage.Attachment;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import java.io.IOException;
@@ -25,17 +26,17 @@ final class LoopAttachments {
         }
     }
 
-    Path attach(VolumeId id, Path image) {
+    Attachment attach(VolumeId id, Path image) {
         synchronized (lockOf(id)) {
             try {
                 Optional<LoopAttachment> attached = Loop.findByBackingFile(image);
                 if (attached.isPresent()) {
-                    return attached.get().device().path();
+                    return new Attachment(attached.get().device().path(), false);
                 }
                 if (!Files.exists(image)) {
                     throw new StorageException.Failed("volume " + id + " has lost its image file " + image);
                 }
-                return Loop.attach(image, false, directIo).path();
+                return new Attachment(Loop.attach(image, false, directIo).path(), true);
             } catch (IOException e) {
                 throw new StorageException.Failed("attaching " + image + " as a loop device: " + e.getMessage(), e);
             }

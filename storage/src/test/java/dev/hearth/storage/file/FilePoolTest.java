@@ -15,6 +15,7 @@ import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.PoolFeature;
@@ -586,6 +587,35 @@ class FilePoolTest {
         System.arraycopy(data, 0, block, 0, data.length);
         Scratch.writeAt(device, 2 * MIB, block);
         assertThat(Scratch.readAt(image(volume.id()), 2 * MIB, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    @RequiresRoot
+    void attachOfAFoundVolumeSaysWhetherThisCallAttachedIt() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        detachAllOf(image(volume.id()));
+
+        Attachment first = pool.attach(volume);
+        Attachment again = pool.attach(volume);
+
+        assertThat(first.attachedNow()).isTrue();
+        assertThat(again).isEqualTo(new Attachment(first.device(), false));
+        assertThat(pool.attachedDevice(volume.id())).contains(first.device());
+        pool.detach(volume.id());
+    }
+
+    @Test
+    @RequiresRoot
+    void aVolumeOfAnotherPoolIsNotAttachedByItsKey() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        Volume elsewhere = new Volume(VolumeId.mint("other", "pvc-1"), volume.name(), volume.sizeBytes(),
+                volume.parameters(), volume.source(), volume.createdAt());
+        List<LoopAttachment> before = Loop.list();
+
+        assertThatThrownBy(() -> pool.attach(elsewhere)).isInstanceOf(StorageException.NotFound.class);
+        assertThat(Loop.list()).isEqualTo(before);
     }
 
     @Test

@@ -1,0 +1,188 @@
+package dev.hearth.storage.mount;
+
+import dev.hearth.storage.Attachment;
+import dev.hearth.storage.Pool;
+import dev.hearth.storage.Pools;
+import dev.hearth.storage.Quoted;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.fs.FilesystemType;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * A volume's life on this node, in the order the kubelet drives it: attach and stage (making a
+ * filesystem only on a provably empty device), publish into pods, unpublish, unstage and detach;
+ * and, when a step fails, taking back what that call did and nothing else. The Node service
+ * validates requests and maps the answers; the orchestration is here, once, for staged and
+ * ephemeral volumes alike. A volume is passed in as it was looked up, so one request reads its
+ * record once and the device table once on the way in.
+ */
+public final class VolumeStager {
+
+    private static final System.Logger LOG = System.getLogger(VolumeStager.class.getName());
+
+    private final Pools pools;
+    private final Mounter mounter;
+
+    public VolumeStager(Pools pools, Mounter mounter) {
+        this.pools = pools;
+        this.mounter = mounter;
+    }
+
+    /**
+     * Attaches the volume and mounts its filesystem at the staging path, making one first only if
+     * the volume is provably empty; gives the root to {@code group} (fsGroup) if one is asked for.
+     */
+    public void stageFilesystem(Volume volume, Path staging, Optional<FilesystemType> type, List<String> options,
+            Optional<Integer> group) {
+        Pool pool = poolOf(volume.id());
+        boolean wasMounted = mounter.isMounted(staging);
+        stage(pool, volume, staging, wasMounted, device -> {
+            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume), staging, type, options);
+            group.ifPresent(gid -> mounter.applyGroup(staging, gid));
+        });
+    }
+
+    /** Attaches the volume for a raw block publish; the staging path must hold no filesystem of it. */
+    public void stageBlock(Volume volume, Path staging) {
+        Pool pool = poolOf(volume.id());
+        stage(pool, volume, staging, false, device -> mounter.stageBlock(volume.id(), device, staging));
+    }
+
+    private void stage(Pool pool, Volume volume, Path staging, boolean wasMounted, Consumer<Path> onDevice) {
+        Attachment attachment = pool.attach(volume);
+        try {
+            onDevice.accept(attachment.device());
+        } catch (RuntimeException e) {
+            // What this call attached goes again, unless it is now mounted; a mount that was
+            // there before (another volume's) is not a reason to keep it.
+            if (attachment.attachedNow() && (wasMounted || !mounter.isMounted(staging))) {
+                detachQuietly(pool, volume.id());
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Binds the staged filesystem into the target; the last publish's {@code group} owns the root,
+     * as the kubelet would apply each pod's fsGroup.
+     */
+    public void publishFilesystem(VolumeId id, Path staging, Path target, boolean readOnly, Optional<Integer> group) {
+        Path device = stagedDevice(id, staging);
+        mounter.publishFilesystem(id, device, staging, target, readOnly);
+        // Through the staging path, which is the same directory, writable even under a read-only bind.
+        group.ifPresent(gid -> mounter.applyGroup(staging, gid));
+    }
+
+    /** Binds the volume's device node (or a read-only view of it) onto a file at the target. */
+    public void publishBlock(VolumeId id, Path staging, Path target, boolean readOnly) {
+        mounter.publishBlock(stagedDevice(id, staging), target, readOnly);
+    }
+
+    /**
+     * Takes away what a publish of the volume put at the target. An ID that names no volume of
+     * this node's pools is not attached here: only an empty target is then taken away.
+     */
+    public void unpublish(Optional<VolumeId> id, Path target) {
+        mounter.unpublish(target, id.flatMap(this::attachedDevice));
+    }
+
+    /** Unmounts what the stage mounted and detaches the volume; idempotent. */
+    public void unstage(Optional<VolumeId> id, Path staging) {
+        Optional<Path> device = id.flatMap(this::attachedDevice);
+        mounter.unstage(staging, device);
+        id.ifPresent(volume -> pools.of(volume).ifPresent(pool -> pool.detach(volume)));
+    }
+
+    /** What a volume gets formatted as when its request names no filesystem. */
+    public FilesystemType defaultType() {
+        return mounter.defaultType();
+    }
+
+    /**
+     * Makes a volume for this publish alone, stages it at its own staging path ({@code stagingOf}
+     * its ID) and binds it into the target, whose root then goes to {@code group}. When making,
+     * staging or binding fails, all of it goes again, the volume too (it holds no data yet); a
+     * mount that was at the target before is not this publish's to take down.
+     */
+    public Volume publishNew(Pool pool, VolumeRequest request, Function<VolumeId, Path> stagingOf, Path target,
+            boolean readOnly, Optional<FilesystemType> type, List<String> options, Optional<Integer> group) {
+        boolean targetWasMounted = mounter.isMounted(target);
+        Volume volume = pool.create(request);
+        Path staging = stagingOf.apply(volume.id());
+        try {
+            Path device = pool.attach(volume).device();
+            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume), staging, type, options);
+            mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
+        } catch (RuntimeException e) {
+            try {
+                remove(pool, volume.id(), staging, targetWasMounted ? Optional.empty() : Optional.of(target));
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+                LOG.log(System.Logger.Level.WARNING, "could not take down ephemeral volume " + volume.id() + ": "
+                        + cleanup.getMessage());
+            }
+            throw e;
+        }
+        group.ifPresent(gid -> mounter.applyGroup(target, gid));
+        return volume;
+    }
+
+    /**
+     * Unmounts a volume made by {@link #publishNew} from the target (if given) and its staging
+     * path, removes that path, then detaches and deletes the volume.
+     */
+    public void remove(VolumeId id, Path staging, Optional<Path> target) {
+        remove(poolOf(id), id, staging, target);
+    }
+
+    private void remove(Pool pool, VolumeId id, Path staging, Optional<Path> target) {
+        Optional<Path> device = pool.attachedDevice(id);
+        target.ifPresent(t -> mounter.unpublish(t, device));
+        mounter.unstage(staging, device);
+        removeDirectory(staging);
+        pool.detach(id);
+        pool.delete(id);
+    }
+
+    private Path stagedDevice(VolumeId id, Path staging) {
+        return poolOf(id).attachedDevice(id).orElseThrow(() -> new StorageException.Precondition("volume " + id
+                + " is not staged on this node (at " + Quoted.of(staging) + " or elsewhere): its device is not attached"));
+    }
+
+    /** The device a volume of ours is attached as on this node, if it is. */
+    private Optional<Path> attachedDevice(VolumeId id) {
+        return pools.of(id).flatMap(pool -> pool.attachedDevice(id));
+    }
+
+    private Pool poolOf(VolumeId id) {
+        return pools.of(id).orElseThrow(() -> new StorageException.NotFound("volume " + id
+                + " is in pool '" + id.pool() + "', which this node does not have"));
+    }
+
+    /** The staging directory of a volume made for one publish is the driver's own; the kubelet never sees it. */
+    private static void removeDirectory(Path staging) {
+        try {
+            Files.deleteIfExists(staging);
+        } catch (IOException e) {
+            throw new StorageException.Failed("removing ephemeral staging directory " + staging + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private static void detachQuietly(Pool pool, VolumeId id) {
+        try {
+            pool.detach(id);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not detach " + id + " after a failed stage: " + e.getMessage());
+        }
+    }
+}
