@@ -1,0 +1,128 @@
+package dev.hearth.storage.mount;
+
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.storage.Quoted;
+import dev.hearth.storage.StorageException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What /proc/self/mountinfo says about a path or a device, read afresh on every call and with
+ * its read errors as storage failures: the record the stage and publish decisions are made from.
+ */
+final class MountTable {
+
+    private MountTable() {}
+
+    static Optional<MountEntry> mountAt(Path path) {
+        try {
+            return MountInfo.at(path);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    static MountEntry containing(Path path) {
+        try {
+            return MountInfo.containing(path).orElseThrow(() -> new StorageException.Failed(
+                    "no mount contains " + path));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    static boolean mountedAnywhere(Path device) {
+        try {
+            return MountInfo.read().stream().anyMatch(m -> device.toString().equals(m.source()));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /** A mount over a directory hides the mounts beneath it: they could be neither used nor unmounted. */
+    static void requireNothingMountedBeneath(Path path, String what) {
+        try {
+            Path wanted = path.toAbsolutePath().normalize();
+            Optional<MountEntry> beneath = MountInfo.read().stream()
+                    .filter(m -> m.mountPoint().startsWith(wanted) && !m.mountPoint().equals(wanted))
+                    .findFirst();
+            if (beneath.isPresent()) {
+                throw new StorageException.Precondition(what + " " + Quoted.of(path) + " has "
+                        + Quoted.of(beneath.get().mountPoint()) + " mounted beneath it, which a mount there would hide");
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /** Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. */
+    static Optional<Path> blockPublication(Path device) {
+        try {
+            Optional<MountEntry> containing = MountInfo.containing(device);
+            if (containing.isEmpty()) {
+                return Optional.empty(); // no mount holds the device node: nothing can bind it either
+            }
+            MountEntry devices = containing.get();
+            List<Path> views = ReadOnlyViews.of(device);
+            return MountInfo.read().stream()
+                    .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
+                    .map(MountEntry::mountPoint)
+                    .findFirst();
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
+    /** The device node a block publish bound at this mount, if it is a bind of something under /dev. */
+    static Optional<Path> boundDevice(MountEntry entry) {
+        MountEntry devices = containing(Path.of("/dev"));
+        if (entry.major() != devices.major() || entry.minor() != devices.minor() || !devices.root().equals("/")) {
+            return Optional.empty();
+        }
+        return Optional.of(devices.mountPoint().resolve(entry.root().substring(1)));
+    }
+
+    static boolean binds(MountEntry entry, MountEntry devices, Path device) {
+        return entry.major() == devices.major() && entry.minor() == devices.minor()
+                && entry.root().equals(joinRoot(devices, device));
+    }
+
+    /** The root a bind mount of {@code path} shows in mountinfo: the mount's root plus the relative path. */
+    static String joinRoot(MountEntry mount, Path path) {
+        String relative = mount.mountPoint().relativize(path).toString();
+        return mount.root().equals("/") ? "/" + relative : mount.root() + "/" + relative;
+    }
+
+    /**
+     * Makes {@code directory} and its parents, for the request path {@code named}. A path that
+     * something other than a directory occupies is the request's mistake, and one on a read-only
+     * mount (inside a volume published read-only, say) cannot be made: neither is a failure of the node.
+     */
+    static void makeDirectory(Path directory, String what, Path named) {
+        try {
+            Files.createDirectories(directory);
+        } catch (IOException e) {
+            for (Path step = directory; step != null; step = step.getParent()) {
+                if (Files.exists(step, LinkOption.NOFOLLOW_LINKS)) {
+                    if (!Files.isDirectory(step, LinkOption.NOFOLLOW_LINKS)) {
+                        throw new StorageException.InvalidArgument(what + " " + Quoted.of(named)
+                                + (step.equals(named) ? "" : " lies under " + Quoted.of(step) + ", which")
+                                + " exists and is not a directory");
+                    }
+                    if (containing(step).readOnly()) {
+                        throw new StorageException.Precondition(what + " " + Quoted.of(named)
+                                + " cannot be made: " + Quoted.of(step) + " is on a read-only mount");
+                    }
+                    break;
+                }
+            }
+            throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
+                    + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+package dev.hearth.storage.mount;
+
+import dev.hearth.linux.Errno;
+import dev.hearth.linux.Freeze;
+import dev.hearth.linux.LinuxException;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
+import dev.hearth.storage.Quoted;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.VolumeId;
+import java.io.IOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * Binding a staged volume into pods (its filesystem, its device node or a read-only view of it)
+ * and taking binds and stages down again, with the ownership checks that keep hearth from
+ * unmounting or removing anything a publish or stage of that very volume did not make.
+ */
+final class Publisher {
+
+    // Under the Mounter's name, where these lines were logged before the Mounter was split.
+    private static final System.Logger LOG = System.getLogger(Mounter.class.getName());
+
+    private Publisher() {}
+
+    /**
+     * Unmounts everything stacked on the staging path; nothing mounted is fine. A filesystem still
+     * frozen (a driver killed inside a snapshot's freeze) is thawed first: unmounted while frozen, it
+     * would stay alive and frozen with no path left to thaw it, holding its device for good.
+     */
+    static void unstage(Path staging, Optional<Path> device) {
+        Optional<MountEntry> mounted = MountTable.mountAt(staging);
+        if (mounted.isPresent() && !isDevice(mounted.get(), device)) {
+            throw new StorageException.Precondition("staging path " + Quoted.of(staging) + " has "
+                    + Quoted.of(mounted.get().source()) + " mounted, which is not this volume's"
+                    + device.map(d -> " (" + d + ")").orElse(" (it is not attached on this node)")
+                    + "; hearth unmounts only what it mounted");
+        }
+        if (mounted.isPresent()) {
+            try {
+                if (Freeze.thaw(staging)) {
+                    LOG.log(System.Logger.Level.WARNING, "thawed " + staging + " before unstaging it: it was left frozen");
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "thaw before unstaging " + staging + ": " + e.getMessage());
+            }
+        }
+        unmountAll(staging, entry -> isDevice(entry, device));
+    }
+
+    /** Whether the mount is of the volume's device, as a stage or a filesystem publish makes it. */
+    private static boolean isDevice(MountEntry entry, Optional<Path> device) {
+        return device.isPresent() && device.get().toString().equals(entry.source());
+    }
+
+    /**
+     * Bind-mounts the staged filesystem onto the target directory. The staging path must hold
+     * this volume's device: a request naming another volume's staging path gets nothing of it.
+     */
+    static void publishFilesystem(VolumeId volume, Path device, Path staging, Path target, boolean readOnly) {
+        MountEntry staged = MountTable.mountAt(staging).orElseThrow(() -> new StorageException.Precondition(
+                "volume " + volume + " is not staged: nothing is mounted at " + staging));
+        if (!device.toString().equals(staged.source())) {
+            throw new StorageException.Precondition("staging path " + staging + " holds " + staged.source()
+                    + ", not " + device + " of volume " + volume);
+        }
+        if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
+            return;
+        }
+        MountTable.requireNothingMountedBeneath(target, "target path");
+        MountTable.makeDirectory(target, "target path", target);
+        bind(staging, target, readOnly);
+    }
+
+    /**
+     * Bind-mounts the block device node onto a file at the target path. Read-only binds a
+     * read-only view of the device (see {@link ReadOnlyViews}), since the kernel would let writes
+     * through a read-only bind of the device node itself.
+     */
+    static void publishBlock(Path device, Path target, boolean readOnly) {
+        Optional<MountEntry> existing = MountTable.mountAt(target);
+        if (existing.isPresent()) {
+            checkBlockPublished(existing.get(), device, target, readOnly);
+            return;
+        }
+        MountTable.makeDirectory(target.getParent(), "target path", target);
+        try {
+            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.delete(target); // an empty directory left by a caller; a block target must be a file
+            }
+            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createFile(target);
+            }
+        } catch (DirectoryNotEmptyException e) {
+            throw new StorageException.InvalidArgument("target path " + Quoted.of(target)
+                    + " is a directory that holds files; a block volume is published on a file");
+        } catch (IOException e) {
+            throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
+        }
+        Path source = readOnly ? ReadOnlyViews.create(device) : device;
+        try {
+            bind(source, target, readOnly);
+        } catch (RuntimeException e) {
+            if (readOnly) {
+                ReadOnlyViews.releaseIfView(source);
+            }
+            throw e;
+        }
+    }
+
+    private static void checkBlockPublished(MountEntry entry, Path device, Path target, boolean readOnly) {
+        MountEntry devices = MountTable.containing(device);
+        boolean bindsDevice = MountTable.binds(entry, devices, device);
+        boolean bindsView = ReadOnlyViews.of(device).stream().anyMatch(view -> MountTable.binds(entry, devices, view));
+        if (!bindsDevice && !bindsView) {
+            throw new StorageException.Conflict("target path " + target + " already has another device mounted ("
+                    + entry.source() + entry.root() + ")");
+        }
+        if (readOnly != bindsView) {
+            throw new StorageException.Conflict("target path " + target + " is already published "
+                    + (bindsView ? "read-only" : "read-write"));
+        }
+    }
+
+    /**
+     * Unmounts what a publish of the volume whose device is {@code device} put at the target, and
+     * removes the empty file or directory left there; idempotent. Anything else mounted there is
+     * refused, and a file with content, a device node or a directory holding files is never
+     * removed: whatever a request names, hearth takes away only what its publish made.
+     */
+    static void unpublish(Path target, Optional<Path> device) {
+        Optional<MountEntry> mounted = MountTable.mountAt(target);
+        Optional<Path> boundDevice = mounted.flatMap(MountTable::boundDevice);
+        if (mounted.isPresent() && !published(mounted.get(), device)) {
+            throw new StorageException.Precondition("target path " + Quoted.of(target) + " has "
+                    + Quoted.of(mounted.get().source() + mounted.get().root()) + " mounted, which is not this volume's"
+                    + "; hearth unmounts only what it mounted");
+        }
+        unmountAll(target, entry -> published(entry, device));
+        boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
+        removePublishTarget(target);
+    }
+
+    /** Whether the mount is a publish of the device: its filesystem, its device node, or its read-only view. */
+    private static boolean published(MountEntry entry, Optional<Path> device) {
+        if (isDevice(entry, device)) {
+            return true;
+        }
+        Optional<Path> bound = MountTable.boundDevice(entry);
+        return device.isPresent() && bound.isPresent()
+                && (bound.get().equals(device.get()) || ReadOnlyViews.of(device.get()).contains(bound.get()));
+    }
+
+    /** Removes an empty directory or an empty regular file (what a publish makes); refuses anything else. */
+    private static void removePublishTarget(Path target) {
+        try {
+            // Not there, or under something that is no directory (ENOTDIR): nothing to remove either way.
+            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            boolean emptyFile = Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && Files.size(target) == 0;
+            if (!emptyFile && !Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted and"
+                        + " holds " + (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) ? "a file with data"
+                        : "something that is no file or directory") + "; hearth removes only the empty directory or"
+                        + " the empty file a publish made, never data");
+            }
+            Files.deleteIfExists(target);
+        } catch (DirectoryNotEmptyException e) {
+            throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted but"
+                    + " holds files; hearth removes only the empty directory or the file a publish made, never data");
+        } catch (IOException e) {
+            throw new StorageException.Failed("removing target path " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean alreadyPublished(Path target, int major, int minor, String root, boolean readOnly) {
+        Optional<MountEntry> existing = MountTable.mountAt(target);
+        if (existing.isEmpty()) {
+            return false;
+        }
+        MountEntry entry = existing.get();
+        if (entry.major() != major || entry.minor() != minor || !entry.root().equals(root)) {
+            throw new StorageException.Conflict("target path " + target + " already has another volume mounted ("
+                    + entry.source() + entry.root() + ")");
+        }
+        if (entry.readOnly() != readOnly) {
+            throw new StorageException.Conflict("target path " + target + " is already published "
+                    + (entry.readOnly() ? "read-only" : "read-write"));
+        }
+        return true;
+    }
+
+    private static void bind(Path source, Path target, boolean readOnly) {
+        try {
+            Mounts.bind(source, target, readOnly);
+        } catch (LinuxException e) {
+            throw new StorageException.Failed("bind-mounting " + source + " at " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Unmounts the mounts stacked at {@code path}, top first, while each is {@code ours}. */
+    private static void unmountAll(Path path, java.util.function.Predicate<MountEntry> ours) {
+        try {
+            for (Optional<MountEntry> top = MountInfo.at(path); top.isPresent() && ours.test(top.get());
+                    top = MountInfo.at(path)) {
+                Mounts.unmount(path);
+            }
+        } catch (LinuxException e) {
+            if (e.errno() == Errno.EBUSY) {
+                throw new StorageException.Precondition(path + " is busy: " + e.getMessage());
+            }
+            if (e.errno() == Errno.ENOENT) {
+                throw new StorageException.Precondition(Quoted.of(path) + " is in the mount table but cannot be"
+                        + " reached: a mount over a directory above it hides it; unmount that first");
+            }
+            throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+}
