@@ -44,15 +44,25 @@ public final class MountInfo {
      * kernel did when it was mounted.
      */
     public static Optional<MountEntry> at(Path mountPoint) throws IOException {
+        return at(read(), mountPoint);
+    }
+
+    /** {@link #at(Path)} in a table read before, so several questions can share one read. */
+    public static Optional<MountEntry> at(List<MountEntry> table, Path mountPoint) {
         Path wanted = canonical(mountPoint);
-        return read().stream().filter(e -> e.mountPoint().equals(wanted)).reduce((first, second) -> second);
+        return table.stream().filter(e -> e.mountPoint().equals(wanted)).reduce((first, second) -> second);
     }
 
     /** The mount {@code path} lives on: the longest mount point that is a prefix of it, last listed winning ties. */
     public static Optional<MountEntry> containing(Path path) throws IOException {
+        return containing(read(), path);
+    }
+
+    /** {@link #containing(Path)} in a table read before. */
+    public static Optional<MountEntry> containing(List<MountEntry> table, Path path) {
         Path wanted = canonical(path);
         MountEntry best = null;
-        for (MountEntry e : read()) {
+        for (MountEntry e : table) {
             if (wanted.startsWith(e.mountPoint())
                     && (best == null || e.mountPoint().getNameCount() >= best.mountPoint().getNameCount())) {
                 best = e;

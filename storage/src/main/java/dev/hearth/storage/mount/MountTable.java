@@ -12,70 +12,76 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * What /proc/self/mountinfo says about a path or a device, read afresh on every call and with
- * its read errors as storage failures: the record the stage and publish decisions are made from.
+ * What /proc/self/mountinfo says about paths and devices, with its read errors as storage
+ * failures: the record the stage and publish decisions are made from. A {@link #read()} is one
+ * read of the table that several questions of one request share; the static helpers read afresh.
  */
 final class MountTable {
 
-    private MountTable() {}
+    private final List<MountEntry> entries;
 
-    static Optional<MountEntry> mountAt(Path path) {
+    private MountTable(List<MountEntry> entries) {
+        this.entries = entries;
+    }
+
+    static MountTable read() {
         try {
-            return MountInfo.at(path);
+            return new MountTable(MountInfo.read());
         } catch (IOException e) {
             throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
         }
+    }
+
+    static Optional<MountEntry> mountAt(Path path) {
+        return read().at(path);
     }
 
     static MountEntry containing(Path path) {
-        try {
-            return MountInfo.containing(path).orElseThrow(() -> new StorageException.Failed(
-                    "no mount contains " + path));
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
-        }
+        return read().mountContaining(path);
     }
 
     static boolean mountedAnywhere(Path device) {
-        try {
-            return MountInfo.read().stream().anyMatch(m -> device.toString().equals(m.source()));
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
-        }
+        return read().hasMounted(device);
+    }
+
+    Optional<MountEntry> at(Path path) {
+        return MountInfo.at(entries, path);
+    }
+
+    MountEntry mountContaining(Path path) {
+        return MountInfo.containing(entries, path).orElseThrow(() -> new StorageException.Failed(
+                "no mount contains " + path));
+    }
+
+    /** Whether the device's filesystem is mounted anywhere. */
+    boolean hasMounted(Path device) {
+        return entries.stream().anyMatch(m -> device.toString().equals(m.source()));
     }
 
     /** A mount over a directory hides the mounts beneath it: they could be neither used nor unmounted. */
-    static void requireNothingMountedBeneath(Path path, String what) {
-        try {
-            Path wanted = path.toAbsolutePath().normalize();
-            Optional<MountEntry> beneath = MountInfo.read().stream()
-                    .filter(m -> m.mountPoint().startsWith(wanted) && !m.mountPoint().equals(wanted))
-                    .findFirst();
-            if (beneath.isPresent()) {
-                throw new StorageException.Precondition(what + " " + Quoted.of(path) + " has "
-                        + Quoted.of(beneath.get().mountPoint()) + " mounted beneath it, which a mount there would hide");
-            }
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+    void requireNothingMountedBeneath(Path path, String what) {
+        Path wanted = path.toAbsolutePath().normalize();
+        Optional<MountEntry> beneath = entries.stream()
+                .filter(m -> m.mountPoint().startsWith(wanted) && !m.mountPoint().equals(wanted))
+                .findFirst();
+        if (beneath.isPresent()) {
+            throw new StorageException.Precondition(what + " " + Quoted.of(path) + " has "
+                    + Quoted.of(beneath.get().mountPoint()) + " mounted beneath it, which a mount there would hide");
         }
     }
 
     /** Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. */
-    static Optional<Path> blockPublication(Path device) {
-        try {
-            Optional<MountEntry> containing = MountInfo.containing(device);
-            if (containing.isEmpty()) {
-                return Optional.empty(); // no mount holds the device node: nothing can bind it either
-            }
-            MountEntry devices = containing.get();
-            List<Path> views = ReadOnlyViews.of(device);
-            return MountInfo.read().stream()
-                    .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
-                    .map(MountEntry::mountPoint)
-                    .findFirst();
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+    Optional<Path> blockPublication(Path device) {
+        Optional<MountEntry> containing = MountInfo.containing(entries, device);
+        if (containing.isEmpty()) {
+            return Optional.empty(); // no mount holds the device node: nothing can bind it either
         }
+        MountEntry devices = containing.get();
+        List<Path> views = ReadOnlyViews.of(device);
+        return entries.stream()
+                .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
+                .map(MountEntry::mountPoint)
+                .findFirst();
     }
 
     /** The device node a block publish bound at this mount, if it is a bind of something under /dev. */

@@ -55,7 +55,8 @@ public final class Mounter {
     public void stageFilesystem(VolumeId volume, Path device, EmptyProof proof, Path staging,
             Optional<FilesystemType> requested, List<String> options) {
         MountFlags.Parsed flags = parseOptions(options);
-        Optional<MountEntry> mounted = MountTable.mountAt(staging);
+        MountTable table = MountTable.read(); // one read answers every question of this stage
+        Optional<MountEntry> mounted = table.at(staging);
         if (mounted.isPresent()) {
             if (!device.toString().equals(mounted.get().source())) {
                 throw new StorageException.Conflict("staging path " + staging + " already has "
@@ -67,15 +68,15 @@ public final class Mounter {
             }
             return;
         }
-        MountTable.blockPublication(device).ifPresent(target -> {
+        table.blockPublication(device).ifPresent(target -> {
             throw new StorageException.Conflict("volume " + volume + " is published as a raw block device at "
                     + target + "; it cannot be staged as a filesystem too");
         });
-        MountTable.requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
+        table.requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
         MountTable.makeDirectory(staging, "staging path", staging);
         FilesystemType type = firstFormat.prepare(volume, device, proof, requested);
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
-        if (type == FilesystemType.EXT4 && !MountTable.mountedAnywhere(device)) {
+        if (type == FilesystemType.EXT4 && !table.hasMounted(device)) {
             grower.growUnmountedExt4(device);
         }
         try {

@@ -63,16 +63,17 @@ final class Publisher {
      * this volume's device: a request naming another volume's staging path gets nothing of it.
      */
     static void publishFilesystem(VolumeId volume, Path device, Path staging, Path target, boolean readOnly) {
-        MountEntry staged = MountTable.mountAt(staging).orElseThrow(() -> new StorageException.Precondition(
+        MountTable table = MountTable.read(); // one read answers every question of this publish
+        MountEntry staged = table.at(staging).orElseThrow(() -> new StorageException.Precondition(
                 "volume " + volume + " is not staged: nothing is mounted at " + staging));
         if (!device.toString().equals(staged.source())) {
             throw new StorageException.Precondition("staging path " + staging + " holds " + staged.source()
                     + ", not " + device + " of volume " + volume);
         }
-        if (alreadyPublished(target, staged.major(), staged.minor(), staged.root(), readOnly)) {
+        if (alreadyPublished(table.at(target), target, staged.major(), staged.minor(), staged.root(), readOnly)) {
             return;
         }
-        MountTable.requireNothingMountedBeneath(target, "target path");
+        table.requireNothingMountedBeneath(target, "target path");
         MountTable.makeDirectory(target, "target path", target);
         bind(staging, target, readOnly);
     }
@@ -179,8 +180,8 @@ final class Publisher {
         }
     }
 
-    private static boolean alreadyPublished(Path target, int major, int minor, String root, boolean readOnly) {
-        Optional<MountEntry> existing = MountTable.mountAt(target);
+    private static boolean alreadyPublished(Optional<MountEntry> existing, Path target, int major, int minor,
+            String root, boolean readOnly) {
         if (existing.isEmpty()) {
             return false;
         }
