@@ -86,7 +86,7 @@ final class SnapshotRpcs {
                 .setSizeBytes(snapshot.sizeBytes())
                 .setCreationTime(Timestamp.newBuilder().setSeconds(snapshot.createdAt().getEpochSecond())
                         .setNanos(snapshot.createdAt().getNano()))
-                .setReadyToUse(true)
+                .setReadyToUse(snapshot.readyToUse())
                 .build();
     }
 

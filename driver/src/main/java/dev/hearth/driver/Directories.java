@@ -39,7 +39,10 @@ final class Directories {
      * the pool itself makes one that may be (with the modes it wants).
      */
     static void checkPool(PoolSpec spec, Path stateDir) throws IOException {
-        Path dir = spec.config().directory();
+        if (spec.file().isEmpty()) {
+            return; // an lvm pool's state directory is under the state directory, made by the pool
+        }
+        Path dir = spec.file().get().directory();
         String pool = "pool '" + spec.config().name() + "': ";
         if (Files.isDirectory(dir)) {
             return;

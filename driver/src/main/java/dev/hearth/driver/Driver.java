@@ -19,7 +19,10 @@ import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.file.FilePool;
+import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.lvm.LvmPool;
+import dev.hearth.storage.lvm.LvmPoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.fs.Grower;
@@ -46,7 +49,7 @@ public final class Driver implements AutoCloseable {
      * @param host the machine whose prerequisites Probe, /healthz and {@link HostGate} check
      */
     public record Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir,
-            List<FilePoolConfig> pools, String defaultPool, long maxVolumes, Optional<MetricsAddress> metricsAddress,
+            List<? extends PoolConfig> pools, String defaultPool, long maxVolumes, Optional<MetricsAddress> metricsAddress,
             FilesystemType defaultFsType, Host host) {
 
         public Settings {
@@ -54,7 +57,8 @@ public final class Driver implements AutoCloseable {
         }
 
         /** On this machine. */
-        public Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir, List<FilePoolConfig> pools,
+        public Settings(Endpoint endpoint, String nodeId, String driverName, Path stateDir,
+                List<? extends PoolConfig> pools,
                 String defaultPool, long maxVolumes, Optional<MetricsAddress> metricsAddress,
                 FilesystemType defaultFsType) {
             this(endpoint, nodeId, driverName, stateDir, pools, defaultPool, maxVolumes, metricsAddress, defaultFsType,
@@ -80,8 +84,12 @@ public final class Driver implements AutoCloseable {
     public static Driver start(Settings settings) throws IOException {
         List<Pool> opened = new ArrayList<>();
         try {
-            for (FilePoolConfig config : settings.pools()) {
-                opened.add(FilePool.open(config));
+            for (PoolConfig config : settings.pools()) {
+                opened.add(switch (config) {
+                    case FilePoolConfig file -> FilePool.open(file);
+                    case LvmPoolConfig lvm -> LvmPool.open(lvm);
+                    default -> throw new IllegalArgumentException("no pool kind " + config.kind());
+                });
             }
             return start(settings, new Pools(opened, settings.defaultPool()));
         } catch (IOException | RuntimeException e) {

@@ -17,6 +17,21 @@ final class PoolReport {
      * {@code default (kind file, dir /var/lib/hearth/pools/default, capacity 214.2 GiB = filesystem 252.0 GiB
      * less reserve 15% = 37.8 GiB, provisioning thick)}.
      */
+    static String describe(dev.hearth.storage.PoolConfig config) {
+        return switch (config) {
+            case FilePoolConfig file -> describe(file);
+            case dev.hearth.storage.lvm.LvmPoolConfig lvm -> describe(lvm);
+            default -> config.name() + " (kind " + config.kind() + ")";
+        };
+    }
+
+    /** {@code fast (kind lvm, thin pool vg0/tp, overprovision 3.0)} or {@code lvm (kind lvm, volume group vg0, wipe zero)}. */
+    static String describe(dev.hearth.storage.lvm.LvmPoolConfig config) {
+        return config.name() + " (kind lvm, " + (config.thin()
+                ? "thin pool " + config.describeTarget() + ", overprovision " + config.overprovision()
+                : "volume group " + config.volumeGroup() + ", wipe " + config.wipe().label()) + ")";
+    }
+
     static String describe(FilePoolConfig config) {
         Optional<FsStats> fs = statvfs(config);
         StringBuilder text = new StringBuilder(config.name()).append(" (kind file, dir ").append(config.directory());

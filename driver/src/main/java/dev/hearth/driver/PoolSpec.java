@@ -1,9 +1,11 @@
 package dev.hearth.driver;
 
+import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.file.FilePoolConfig;
+import dev.hearth.storage.lvm.LvmPoolConfig;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -13,15 +15,26 @@ import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
- * One {@code --pool} flag: {@code name=fast,kind=file,dir=/mnt/nvme0/hearth,capacity=800Gi,
- * reserve=0,provisioning=thick,direct-io=true}. Only the file kind exists so far.
+ * One {@code --pool} flag, as comma-separated key=value:
+ * <ul>
+ *   <li>{@code name=fast,kind=file,dir=/mnt/nvme0/hearth,capacity=800Gi,reserve=0,provisioning=thick,direct-io=true}
+ *   <li>{@code name=lvm,kind=lvm,vg=vg0,wipe=zero} (thick) or {@code name=thin,kind=lvm,vg=vg0,thinpool=tp,
+ *       overprovision=3} (thin)
+ * </ul>
  *
- * @param create whether {@code create=true} lets hearth make a directory that does not exist
+ * @param create whether {@code create=true} lets hearth make a file pool's directory that does not exist
  */
-public record PoolSpec(FilePoolConfig config, boolean create) {
+public record PoolSpec(PoolConfig config, boolean create) {
 
     static final SortedSet<String> FILE_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "dir", "create",
             "capacity", "reserve", "provisioning", "direct-io", "default-size"));
+    static final SortedSet<String> LVM_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "vg", "thinpool",
+            "overprovision", "wipe", "default-size"));
+
+    /** A file pool's config; only file pools have a directory of their own. */
+    public java.util.Optional<FilePoolConfig> file() {
+        return config instanceof FilePoolConfig file ? java.util.Optional.of(file) : java.util.Optional.empty();
+    }
 
     /** Parses a pool flag; {@code stateDir} places a pool that names no directory of its own. */
     public static PoolSpec parse(String spec, Path stateDir) {
@@ -37,15 +50,20 @@ public record PoolSpec(FilePoolConfig config, boolean create) {
             }
         }
         String kind = fields.getOrDefault("kind", "file");
-        if (!kind.equals("file")) {
-            throw invalid(spec, "kind '" + kind + "' is not available yet; kinds: file");
-        }
+        SortedSet<String> keys = switch (kind) {
+            case "file" -> FILE_KEYS;
+            case "lvm" -> LVM_KEYS;
+            default -> throw invalid(spec, "unknown kind '" + kind + "'; kinds: file, lvm");
+        };
         for (String key : fields.keySet()) {
-            if (!FILE_KEYS.contains(key)) {
-                throw invalid(spec, "unknown key '" + key + "'; keys: " + String.join(", ", FILE_KEYS));
+            if (!keys.contains(key)) {
+                throw invalid(spec, "unknown key '" + key + "' for kind " + kind + "; keys: " + String.join(", ", keys));
             }
         }
         String name = fields.getOrDefault("name", "default");
+        if (kind.equals("lvm")) {
+            return lvm(spec, fields, name, stateDir);
+        }
         Path dir = fields.containsKey("dir") ? Path.of(fields.get("dir")) : stateDir.resolve("pools").resolve(name);
         long capacity = value(spec, fields, "capacity", Quantity::parse, 0L);
         FilePoolConfig.Reserve reserve = value(spec, fields, "reserve", FilePoolConfig.Reserve::parse,
@@ -59,6 +77,31 @@ public record PoolSpec(FilePoolConfig config, boolean create) {
                     create);
         } catch (IllegalArgumentException e) {
             throw invalid(spec, e.getMessage());
+        }
+    }
+
+    private static PoolSpec lvm(String spec, Map<String, String> fields, String name, Path stateDir) {
+        String vg = fields.get("vg");
+        if (vg == null || vg.isEmpty()) {
+            throw invalid(spec, "an lvm pool needs vg=<volume group>");
+        }
+        java.util.Optional<String> thinPool = java.util.Optional.ofNullable(fields.get("thinpool"));
+        double overprovision = value(spec, fields, "overprovision", PoolSpec::ratio, LvmPoolConfig.DEFAULT_OVERPROVISION);
+        LvmPoolConfig.Wipe wipe = value(spec, fields, "wipe", LvmPoolConfig.Wipe::parse, LvmPoolConfig.Wipe.ZERO);
+        long defaultSize = value(spec, fields, "default-size", Quantity::parse, LvmPoolConfig.DEFAULT_VOLUME_BYTES);
+        try {
+            return new PoolSpec(new LvmPoolConfig(name, vg, thinPool, overprovision, wipe, defaultSize,
+                    stateDir.resolve("pools").resolve(name)), false);
+        } catch (IllegalArgumentException e) {
+            throw invalid(spec, e.getMessage());
+        }
+    }
+
+    private static double ratio(String text) {
+        try {
+            return Double.parseDouble(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("must be a number such as 3 or 1.5");
         }
     }
 

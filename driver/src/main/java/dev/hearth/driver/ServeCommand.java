@@ -4,6 +4,7 @@ import dev.hearth.driver.metrics.MetricsAddress;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.LogFormat;
 import dev.hearth.driver.server.ShutdownSignal;
+import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
 import java.io.IOException;
@@ -99,7 +100,7 @@ final class ServeCommand implements Callable<Integer> {
         }
         Path state = stateDir.toAbsolutePath().normalize();
         List<PoolSpec> specs = poolSpecs(state);
-        List<FilePoolConfig> configs = specs.stream().map(PoolSpec::config).toList();
+        List<PoolConfig> configs = specs.stream().map(PoolSpec::config).toList();
         Optional<MetricsAddress> metrics = metricsAddress.isBlank() ? Optional.empty()
                 : Optional.of(parse(() -> MetricsAddress.parse(metricsAddress)));
         FilesystemType fsType = parse(() -> FilesystemType.parse(defaultFsType));
@@ -119,7 +120,7 @@ final class ServeCommand implements Callable<Integer> {
             LOG.severe("cannot start: " + Directories.describe(e));
             return 1;
         }
-        configs.forEach(c -> PoolReport.capacityWarning(c).ifPresent(LOG::warning));
+        specs.forEach(s -> s.file().flatMap(PoolReport::capacityWarning).ifPresent(LOG::warning));
         LOG.info(() -> "hearth " + Driver.version() + " serving " + driver.endpoint() + " for node " + nodeId
                 + "; pools: " + String.join("; ", configs.stream().map(PoolReport::describe).toList())
                 + "; default filesystem " + fsType.kernelName()
@@ -153,15 +154,16 @@ final class ServeCommand implements Callable<Integer> {
     private void checkDistinct(List<PoolSpec> specs) {
         for (int i = 0; i < specs.size(); i++) {
             for (int j = 0; j < i; j++) {
-                FilePoolConfig a = specs.get(j).config();
-                FilePoolConfig b = specs.get(i).config();
+                PoolConfig a = specs.get(j).config();
+                PoolConfig b = specs.get(i).config();
                 if (a.name().equals(b.name())) {
                     throw new ParameterException(spec.commandLine(), "pool name '" + a.name()
                             + "' is given twice (--pool); each pool needs a name of its own");
                 }
-                if (a.directory().equals(b.directory())) {
+                if (a instanceof FilePoolConfig fa && b instanceof FilePoolConfig fb
+                        && fa.directory().equals(fb.directory())) {
                     throw new ParameterException(spec.commandLine(), "pools '" + a.name() + "' and '" + b.name()
-                            + "' have the same directory " + a.directory() + "; each pool needs one of its own");
+                            + "' have the same directory " + fa.directory() + "; each pool needs one of its own");
                 }
             }
         }

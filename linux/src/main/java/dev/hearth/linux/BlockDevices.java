@@ -15,6 +15,8 @@ public final class BlockDevices {
     static final long BLKGETSIZE64 = 0x80081272L;
     /** {@code _IO(0x12, 119)}, taking {@code uint64_t[2] = {offset, length}}. */
     static final long BLKDISCARD = 0x1277;
+    /** {@code _IO(0x12, 127)}, taking {@code uint64_t[2] = {offset, length}}. */
+    static final long BLKZEROOUT = 0x127f;
 
     private static final int S_IFMT = 0170000;
     private static final int S_IFBLK = 0060000;
@@ -46,6 +48,27 @@ public final class BlockDevices {
             range.setAtIndex(JAVA_LONG, 0, offset);
             range.setAtIndex(JAVA_LONG, 1, length);
             fd.ioctl("BLKDISCARD offset=" + offset + " length=" + length, BLKDISCARD, range);
+        }
+    }
+
+    /**
+     * Makes the range read back as zeros (BLKZEROOUT): the kernel offloads it to the device's
+     * write-zeroes or a discard that guarantees zeros where it can, and writes zeros where it
+     * cannot. Offset and length must be multiples of the logical block size, else EINVAL.
+     */
+    public static void zeroOut(Path device, long offset, long length) throws IOException {
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException("negative zero-out range: offset " + offset + ", length " + length);
+        }
+        if (length == 0) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined();
+             Fd fd = Fd.open(arena, device, Libc.O_RDWR)) {
+            MemorySegment range = arena.allocate(JAVA_LONG, 2);
+            range.setAtIndex(JAVA_LONG, 0, offset);
+            range.setAtIndex(JAVA_LONG, 1, length);
+            fd.ioctl("BLKZEROOUT offset=" + offset + " length=" + length, BLKZEROOUT, range);
         }
     }
 

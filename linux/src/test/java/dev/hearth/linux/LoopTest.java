@@ -103,6 +103,22 @@ class LoopTest {
     }
 
     @Test
+    void zeroOutMakesAWrittenRangeReadAsZerosAndLeavesTheRestAlone() throws IOException {
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 8 * MIB);
+        byte[] pattern = pattern((int) (3 * MIB));
+        Scratch.writeAt(file, 0, pattern);
+        LoopDevice device = Scratch.attach(cleanup, file, false, true);
+
+        BlockDevices.zeroOut(device.path(), MIB, MIB);
+
+        assertThat(Scratch.readAt(device.path(), MIB, (int) MIB)).containsOnly(0);
+        assertThat(Scratch.readAt(file, 0, (int) MIB)).isEqualTo(java.util.Arrays.copyOf(pattern, (int) MIB));
+        assertThat(Scratch.readAt(file, 2 * MIB, (int) MIB))
+                .isEqualTo(java.util.Arrays.copyOfRange(pattern, (int) (2 * MIB), (int) (3 * MIB)));
+        assertThatThrownBy(() -> BlockDevices.zeroOut(device.path(), 1, 512)).isInstanceOf(IOException.class);
+    }
+
+    @Test
     void deletedBackingFileIsFlaggedAndNeverFound() throws IOException {
         Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
         LoopDevice device = Scratch.attach(cleanup, file, false, true);

@@ -68,6 +68,13 @@ public interface Pool extends AutoCloseable {
     /** {@link #emptiness(VolumeId)} of a volume already looked up, without reading its record again. */
     Emptiness emptiness(Volume volume);
 
+    /**
+     * Called once a stage has handed the volume to its user (a filesystem made or found and
+     * mounted, or a block device staged): from then on, a pool that vouched for its emptiness
+     * from its history can no longer. Nothing for a pool that proves emptiness from the volume itself.
+     */
+    default void handedOut(Volume volume) {}
+
     /** Whether the volume's backing store is intact, as the pool sees it. */
     VolumeCondition condition(VolumeId id);
 

@@ -111,10 +111,20 @@ public final class UserModeLinux {
      */
     public static Result run(Path workDir, Duration timeout, List<String> command, Map<String, String> env)
             throws IOException {
+        return run(workDir, timeout, command, env, List.of());
+    }
+
+    /**
+     * {@link #run(Path, Duration, List, Map)} with more of {@code test/uml/run}'s options, such as
+     * {@code -k dm-thin-pool} (load a module) or {@code -d FILE} (attach a disk image as /dev/ubdX).
+     */
+    public static Result run(Path workDir, Duration timeout, List<String> command, Map<String, String> env,
+            List<String> options) throws IOException {
         Path script = findScript().orElseThrow(() -> new IllegalStateException("no " + SCRIPT + " found; "
                 + missing()));
         List<String> argv = new ArrayList<>(List.of(script.toString(), "-C", workDir.toString(),
                 "-t", Long.toString(Math.max(1, timeout.toSeconds()))));
+        argv.addAll(options);
         env.forEach((name, value) -> argv.addAll(List.of("-e", name + "=" + value)));
         argv.add("--");
         argv.addAll(command);
@@ -144,6 +154,12 @@ public final class UserModeLinux {
      * with this JVM's class path, and fails with the guest's output unless it returned normally.
      */
     public static Result runInGuest(Class<?> type, String method, Path workDir, Duration timeout) throws IOException {
+        return runInGuest(type, method, workDir, timeout, List.of());
+    }
+
+    /** {@link #runInGuest(Class, String, Path, Duration)} with more {@code test/uml/run} options (modules, disks). */
+    public static Result runInGuest(Class<?> type, String method, Path workDir, Duration timeout, List<String> options)
+            throws IOException {
         List<String> command = List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED",
@@ -153,7 +169,7 @@ public final class UserModeLinux {
                 "-XX:-UsePerfData",
                 "-cp", System.getProperty("java.class.path"),
                 UserModeLinux.class.getName(), type.getName(), method, workDir.toString());
-        Result result = run(workDir, timeout, command, Map.of());
+        Result result = run(workDir, timeout, command, Map.of(), options);
         if (result.exitCode() != 0 || !result.output().contains(PASS + " " + type.getName() + "#" + method)) {
             throw new AssertionError(type.getSimpleName() + "." + method + " failed in user-mode Linux: "
                     + result.describe());

@@ -22,7 +22,8 @@ import java.util.Set;
  *     a pool without a feature refuses it for its own volumes while other pools still offer it
  */
 public record FilePoolConfig(String name, Path directory, long capacityBytes, Reserve reserve,
-        Provisioning provisioning, boolean directIo, long defaultVolumeBytes, Set<PoolFeature> features) {
+        Provisioning provisioning, boolean directIo, long defaultVolumeBytes, Set<PoolFeature> features)
+        implements dev.hearth.storage.PoolConfig {
 
     public static final long DEFAULT_VOLUME_BYTES = 1L << 30;
 
@@ -40,6 +41,11 @@ public record FilePoolConfig(String name, Path directory, long capacityBytes, Re
         Objects.requireNonNull(reserve, "reserve");
         directory = directory.normalize();
         features = Set.copyOf(features);
+    }
+
+    @Override
+    public String kind() {
+        return "file";
     }
 
     /** A pool with every feature a file pool has. */

@@ -61,6 +61,7 @@ public final class VolumeStager {
         Attachment attachment = pool.attach(volume);
         try {
             onDevice.accept(attachment.device());
+            pool.handedOut(volume);
         } catch (RuntimeException e) {
             // What this call attached goes again, unless it is now mounted; a mount that was
             // there before (another volume's) is not a reason to keep it.
@@ -121,6 +122,7 @@ public final class VolumeStager {
         try {
             Path device = pool.attach(volume).device();
             mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume), staging, type, options);
+            pool.handedOut(volume);
             mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
         } catch (RuntimeException e) {
             try {

@@ -1,0 +1,820 @@
+package dev.hearth.storage.lvm;
+
+import dev.hearth.linux.BlockDevices;
+import dev.hearth.storage.Attachment;
+import dev.hearth.storage.Capacity;
+import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.Emptiness;
+import dev.hearth.storage.Expansion;
+import dev.hearth.storage.Pool;
+import dev.hearth.storage.Quantity;
+import dev.hearth.storage.Quoted;
+import dev.hearth.storage.Snapshot;
+import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.Snapshots;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeCondition;
+import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.VolumeSource;
+import dev.hearth.storage.lvm.Lvm.VolumeGroup;
+import dev.hearth.storage.tool.ToolException;
+import dev.hearth.storage.tool.ToolRunner;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A pool whose volumes are logical volumes of one LVM volume group: thick (extents of the group)
+ * or thin (blocks of one thin pool in it, overprovisioned up to a ratio). The truth is LVM's:
+ * a volume is an LV named {@code hearth.<pool>.<key>} whose tags, given in the same lvcreate,
+ * record what it was made for ({@link LvTags}); nothing in memory is consulted in its place.
+ *
+ * <p>Snapshots (thin ones, and the temporary copy-on-write snapshot a thick copy reads from) are
+ * consistent, not merely crash-consistent: device-mapper freezes a mounted source's filesystem
+ * (freeze_bdev) for the instant LVM suspends the source to take them. A freeze of hearth's own
+ * around that would collide with it (the suspend then fails with EBUSY), so there is none.
+ *
+ * <p>An LV's device exists while it is active, and hearth's LVs stay active while they exist:
+ * attaching activates one that is not (after a reboot without autoactivation), detaching does
+ * nothing. A volume group this node does not have is no error: the pool then has no space, so
+ * capacity tracking keeps pods away, and says so.
+ */
+public final class LvmPool implements Pool {
+
+    private static final System.Logger LOG = System.getLogger(LvmPool.class.getName());
+    private static final long MIB = 1L << 20;
+    /** A thin pool fuller than this makes its volumes' condition abnormal. */
+    static final double THIN_FULL_PERCENT = 95.0;
+    /** Metadata a thin pool spends per mapped chunk, roughly (btree entries and their overhead). */
+    private static final long METADATA_BYTES_PER_CHUNK = 64;
+    private static final long THIN_CHUNK_BYTES = 64 * 1024;
+
+    private final LvmPoolConfig config;
+    private final Lvm lvm;
+    private final BlankVolumes blank;
+    private final LvmSnapshots snapshotStore;
+    /** Held while a thin pool's room is checked and taken, so two creates cannot both take the last of it. */
+    private final ReentrantLock allocation = new ReentrantLock();
+    private volatile GroupState group;
+
+    private LvmPool(LvmPoolConfig config, Lvm lvm) {
+        this.config = config;
+        this.lvm = lvm;
+        this.blank = new BlankVolumes(config.stateDirectory().resolve("blank"));
+        this.snapshotStore = new LvmSnapshots(this);
+    }
+
+    public static LvmPool open(LvmPoolConfig config) throws IOException {
+        return open(config, new ToolRunner());
+    }
+
+    /**
+     * Opens the pool: reads the volume group, and resumes the thick snapshot copies a restart cut short.
+     */
+    public static LvmPool open(LvmPoolConfig config, ToolRunner tools) throws IOException {
+        Files.createDirectories(config.stateDirectory());
+        LvmPool pool = new LvmPool(config, new Lvm(tools));
+        pool.refresh();
+        GroupState state = pool.group;
+        if (state.problem() != null) {
+            LOG.log(System.Logger.Level.ERROR, state.problem());
+        } else if (state.absence() != null) {
+            LOG.log(System.Logger.Level.WARNING, state.absence() + "; the pool offers no space on this node");
+        } else {
+            pool.snapshotStore.resume();
+        }
+        return pool;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    @Override
+    public String kind() {
+        return "lvm";
+    }
+
+    public LvmPoolConfig config() {
+        return config;
+    }
+
+    @Override
+    public Set<String> parameterKeys() {
+        return Set.of();
+    }
+
+    @Override
+    public Map<String, String> validateParameters(Map<String, String> parameters) {
+        for (String key : parameters.keySet()) {
+            throw new StorageException.InvalidArgument("unknown parameter " + Quoted.of(key) + " for lvm pool '"
+                    + name() + "'; it takes none (thick or thin is the pool's: " + config.describeTarget() + ")");
+        }
+        return Map.of();
+    }
+
+    @Override
+    public Optional<Snapshots> snapshots() {
+        return Optional.of(snapshotStore);
+    }
+
+    @Override
+    public Optional<Expansion> expansion() {
+        return Optional.of(this::expand);
+    }
+
+    @Override
+    public boolean clones() {
+        return true;
+    }
+
+    // ---- capacity
+
+    @Override
+    public Capacity capacity() {
+        if (config.thin()) {
+            return thinCapacity(allVolumes().orElse(null));
+        }
+        GroupState state = refresh();
+        if (state.facts().isEmpty()) {
+            return new Capacity(0, 0, 0, 0, extentBytes());
+        }
+        VolumeGroup vg = state.facts().get();
+        long free = vg.freeBytes() / vg.extentBytes() * vg.extentBytes();
+        return new Capacity(vg.sizeBytes(), vg.sizeBytes() - vg.freeBytes(), free, free, vg.extentBytes());
+    }
+
+    /** A thin pool's room from one listing of the group (null: the group does not exist). */
+    private Capacity thinCapacity(List<LogicalVolume> lvs) {
+        long extent = extentBytes();
+        if (lvs == null) {
+            return new Capacity(0, 0, 0, 0, extent);
+        }
+        Optional<LogicalVolume> tp = thinPoolOf(lvs);
+        if (tp.isEmpty() || group.problem() != null) {
+            return new Capacity(0, 0, 0, 0, extent);
+        }
+        long data = tp.get().sizeBytes();
+        long dataUsed = (long) Math.ceil(data * tp.get().dataPercent().orElse(0) / 100);
+        long dataFree = Math.max(0, data - dataUsed);
+        long metadata = tp.get().metadataBytes();
+        long metadataFree = (long) (metadata * (100 - tp.get().metadataPercent().orElse(0)) / 100);
+        long metadataHolds = metadataFree / METADATA_BYTES_PER_CHUNK * THIN_CHUNK_BYTES;
+        long promised = lvs.stream().filter(lv -> lv.pool().equals(tp.get().name()))
+                .mapToLong(LogicalVolume::sizeBytes).sum();
+        long allowed = (long) Math.floor(data * config.overprovision());
+        long room = Math.max(0, Math.min(Math.min(dataFree, metadataHolds), allowed - promised));
+        room = room / extent * extent;
+        return new Capacity(allowed, promised, room, room, extent);
+    }
+
+    private Optional<LogicalVolume> thinPoolOf(List<LogicalVolume> lvs) {
+        String tp = config.thinPool().orElseThrow();
+        return lvs.stream().filter(lv -> lv.name().equals(tp)).findFirst();
+    }
+
+    // ---- volumes
+
+    @Override
+    public Volume create(VolumeRequest request) {
+        VolumeId id = VolumeId.mint(name(), request.name());
+        Map<String, String> parameters = validateParameters(request.parameters());
+        requireGroup();
+        if (request.source().isPresent()) {
+            return createFrom(id, request, parameters);
+        }
+        long extent = extentBytes();
+        long size = request.range().resolve(extent, Math.max(config.defaultVolumeBytes(), extent), extent);
+        String lv = Names.volume(id);
+        if (!config.thin()) {
+            return createThick(id, lv, request, parameters, size);
+        }
+        allocation.lock();
+        try {
+            List<LogicalVolume> lvs = allVolumes().orElseThrow(this::groupMissing);
+            Optional<LogicalVolume> existing = named(lvs, lv);
+            if (existing.isPresent()) {
+                return again(id, existing.get(), request, parameters);
+            }
+            requireRoom(thinCapacity(lvs), size, "volume " + id);
+            Instant created = now();
+            blank.mark(id);
+            List<String> args = new ArrayList<>(List.of("-n", lv, "-V", size + "b", "-T",
+                    config.volumeGroup() + "/" + config.thinPool().get(), "-kn", "-Wn"));
+            args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
+                    Optional.empty(), created, false)));
+            lvcreate(id, args);
+            return new Volume(id, request.name(), size, parameters, Optional.empty(), created);
+        } finally {
+            allocation.unlock();
+        }
+    }
+
+    /**
+     * One lvcreate, which LVM itself refuses when the group has too little free space; a create
+     * retried after a crash finds the LV it made and, if it was never handed out, clears its ends again.
+     */
+    private Volume createThick(VolumeId id, String lv, VolumeRequest request, Map<String, String> parameters,
+            long size) {
+        Instant created = now();
+        blank.mark(id);
+        List<String> args = new ArrayList<>(List.of("-n", lv, "-L", size + "b", "-kn", "-Wn", "-Zn", "-y"));
+        args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
+                Optional.empty(), created, false)));
+        args.add(config.volumeGroup());
+        var result = lvm.tryChange("lvcreate", args);
+        if (!result.succeeded()) {
+            if (alreadyExists(result.stderr())) {
+                LogicalVolume existing = findLv(lv).orElseThrow(() -> new StorageException.Busy(
+                        "volume " + id + " was being made and removed at once; retry"));
+                return again(id, existing, request, parameters);
+            }
+            blank.clear(id);
+            throw failure("creating volume " + id + " (" + Quantity.format(size) + ") in " + config.describeTarget(),
+                    ToolException.exited(List.of("lvm", "lvcreate"), result));
+        }
+        clearEnds(id, lv, size);
+        return new Volume(id, request.name(), size, parameters, Optional.empty(), created);
+    }
+
+    /** A create whose LV exists: the same request again, finished if a crash cut it short. */
+    private Volume again(VolumeId id, LogicalVolume existing, VolumeRequest request, Map<String, String> parameters) {
+        Volume volume = LvTags.toVolume(id, existing).orElseThrow(() -> new StorageException.Conflict(
+                "logical volume " + config.volumeGroup() + "/" + existing.name()
+                        + " exists but is not a complete hearth volume record; it is left alone"));
+        request.sameRequestAgain(volume, parameters);
+        if (existing.tags().contains(LvTags.COPYING)) {
+            copyIn(volume, existing.name(), existing.sizeBytes()); // a restore or clone whose copy a crash cut short: done again, whole
+        } else if (!config.thin() && blank.marked(id)) {
+            clearEnds(id, existing.name(), existing.sizeBytes());
+        }
+        return volume;
+    }
+
+    private Volume createFrom(VolumeId id, VolumeRequest request, Map<String, String> parameters) {
+        VolumeSource source = request.source().orElseThrow();
+        String lv = Names.volume(id);
+        allocation.lock();
+        try {
+            List<LogicalVolume> lvs = allVolumes().orElseThrow(this::groupMissing);
+            Optional<LogicalVolume> existing = named(lvs, lv);
+            if (existing.isPresent()) {
+                return again(id, existing.get(), request, parameters);
+            }
+            LogicalVolume from = switch (source) {
+                case VolumeSource.FromSnapshot(SnapshotId snapshot) -> {
+                    LogicalVolume found = named(lvs, Names.snapshot(snapshot))
+                            .filter(s -> snapshot.pool().equals(name()) && LvTags.toSnapshot(snapshot, s).isPresent())
+                            .orElseThrow(() -> new StorageException.NotFound("source snapshot " + snapshot
+                                    + " does not exist in pool '" + name() + "'"));
+                    if (found.tags().contains(LvTags.COPYING)) {
+                        throw new StorageException.Precondition("snapshot " + snapshot + " is still being copied "
+                                + "(ready_to_use is false); restore it once it is ready");
+                    }
+                    yield found;
+                }
+                case VolumeSource.FromVolume(VolumeId volume) -> named(lvs, Names.volume(volume))
+                        .filter(v -> volume.pool().equals(name()) && LvTags.toVolume(volume, v).isPresent())
+                        .orElseThrow(() -> new StorageException.NotFound("source volume " + volume
+                                + " does not exist in pool '" + name() + "'"));
+            };
+            long extent = extentBytes();
+            long minimum = from.sizeBytes();
+            long size = request.range().resolve(extent, Math.max(minimum, config.defaultVolumeBytes()), minimum);
+            if (request.range().requiredBytes() == 0 && request.range().limitBytes() == 0) {
+                size = minimum; // a restore or clone that names no size gets its source's
+            }
+            Instant created = now();
+            if (config.thin()) {
+                requireRoom(thinCapacity(lvs), size, "volume " + id);
+                List<String> args = new ArrayList<>(List.of("-s", "-n", lv, "-kn"));
+                args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
+                        Optional.of(source), created, false)));
+                args.add(config.volumeGroup() + "/" + from.name());
+                lvcreate(id, args); // LVM freezes a mounted source's filesystem while it suspends it
+                if (size > from.sizeBytes()) {
+                    lvextend(id, lv, size);
+                }
+                return new Volume(id, request.name(), size, parameters, Optional.of(source), created);
+            }
+            List<String> args = new ArrayList<>(List.of("-n", lv, "-L", size + "b", "-kn", "-Wn", "-Zn", "-y"));
+            args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
+                    Optional.of(source), created, true)));
+            args.add(config.volumeGroup());
+            lvcreate(id, args);
+            Volume volume = new Volume(id, request.name(), size, parameters, Optional.of(source), created);
+            try {
+                copyIn(volume, lv, size);
+            } catch (RuntimeException e) {
+                removeQuietly(lv, e);
+                throw e;
+            }
+            return volume;
+        } finally {
+            allocation.unlock();
+        }
+    }
+
+    /**
+     * Copies a thick restore's or clone's content into its LV, then drops the copying tag. A
+     * volume in use is read through a copy-on-write snapshot made under a freeze.
+     */
+    private void copyIn(Volume volume, String target, long targetSize) {
+        VolumeSource source = volume.source().orElseThrow();
+        String fromLv = switch (source) {
+            case VolumeSource.FromSnapshot(SnapshotId snapshot) -> Names.snapshot(snapshot);
+            case VolumeSource.FromVolume(VolumeId from) -> Names.volume(from);
+        };
+        LogicalVolume from = findLv(fromLv).orElseThrow(() -> new StorageException.NotFound(
+                "the source of volume " + volume.id() + " (" + source + ") no longer exists"));
+        String transfer = Names.transfer(name(), volume.id().key());
+        boolean throughTransfer = source instanceof VolumeSource.FromVolume && from.open();
+        try {
+            Path reading;
+            if (throughTransfer) {
+                removeIfPresent(transfer);
+                makeTransfer(transfer, from);
+                reading = ensureActive(transfer);
+            } else {
+                reading = ensureActive(fromLv);
+            }
+            Path writing = ensureActive(target);
+            BlockCopy.copy(reading, writing, from.sizeBytes());
+            if (targetSize > from.sizeBytes()) {
+                BlockDevices.zeroOut(writing, from.sizeBytes(), targetSize - from.sizeBytes());
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("copying " + source + " into volume " + volume.id() + ": "
+                    + e.getMessage(), e);
+        } finally {
+            if (throughTransfer) {
+                removeQuietly(transfer, null);
+            }
+        }
+        change("marking volume " + volume.id() + " complete", "lvchange",
+                List.of("--deltag", LvTags.COPYING, config.volumeGroup() + "/" + target));
+    }
+
+    /**
+     * A temporary copy-on-write snapshot of {@code from}, a quarter of its size (at least 64 MiB)
+     * for the writes that land on the source while the copy runs. LVM freezes a mounted source's
+     * filesystem for the instant it suspends the source to make it.
+     */
+    void makeTransfer(String transfer, LogicalVolume from) {
+        long extent = extentBytes();
+        long cow = Math.max(64 * MIB, Math.ceilDiv(from.sizeBytes() / 4, extent) * extent);
+        List<String> args = new ArrayList<>(List.of("-s", "-n", transfer, "-L", cow + "b", "-y"));
+        args.addAll(LvTags.addTags(List.of(LvTags.TRANSFER)));
+        args.add(config.volumeGroup() + "/" + from.name());
+        change("making a copy-on-write snapshot of " + from.name(), "lvcreate", args);
+    }
+
+    @Override
+    public Optional<Volume> find(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return Optional.empty();
+        }
+        return findLv(Names.volume(id)).flatMap(lv -> LvTags.toVolume(id, lv));
+    }
+
+    @Override
+    public List<Volume> list() {
+        List<Volume> volumes = new ArrayList<>();
+        for (LogicalVolume lv : allVolumes().orElse(List.of())) {
+            Names.volumeId(name(), lv.name()).flatMap(id -> LvTags.toVolume(id, lv)).ifPresent(volumes::add);
+        }
+        volumes.sort(Comparator.comparing(v -> v.id().toString()));
+        return volumes;
+    }
+
+    @Override
+    public void delete(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return;
+        }
+        String lv = Names.volume(id);
+        Optional<LogicalVolume> found = findLv(lv);
+        if (found.isEmpty()) {
+            blank.clear(id);
+            return;
+        }
+        LogicalVolume volume = found.get();
+        if (!volume.tags().contains(LvTags.VOLUME)) {
+            throw new StorageException.Precondition("logical volume " + config.volumeGroup() + "/" + lv
+                    + " is not tagged as a hearth volume; it is left alone");
+        }
+        if (volume.open()) {
+            throw new StorageException.Precondition("volume " + id + " is in use on this node (mounted or open); "
+                    + "unstage it before deleting");
+        }
+        if (!config.thin()) {
+            if (Files.exists(Names.realDevice(config.volumeGroup(), lv))) {
+                throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
+                        + "in progress); retry when that is done");
+            }
+            wipe(id, lv, volume.sizeBytes());
+        }
+        change("removing volume " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
+        blank.clear(id);
+    }
+
+    /** The pool's wipe policy over a thick volume's extents, before they go back to the group. */
+    private void wipe(VolumeId id, String lv, long size) {
+        if (config.wipe() == LvmPoolConfig.Wipe.NONE) {
+            return;
+        }
+        Path device = ensureActive(lv);
+        try {
+            if (config.wipe() == LvmPoolConfig.Wipe.ZERO) {
+                BlockDevices.zeroOut(device, 0, size);
+            } else {
+                BlockDevices.discard(device, 0, size);
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("wiping volume " + id + " (" + config.wipe().label() + ") before "
+                    + "removing it: " + e.getMessage(), e);
+        }
+    }
+
+    private Volume expand(VolumeId id, CapacityRange range) {
+        String lv = Names.volume(id);
+        allocation.lock();
+        try {
+            List<LogicalVolume> lvs = id.pool().equals(name()) ? allVolumes().orElse(List.of()) : List.of();
+            LogicalVolume found = named(lvs, lv).orElseThrow(() -> new StorageException.NotFound(
+                    "volume " + id + " does not exist"));
+            Volume volume = LvTags.toVolume(id, found).orElseThrow(() -> new StorageException.NotFound(
+                    "volume " + id + " does not exist"));
+            if (range.requiredBytes() <= volume.sizeBytes()) {
+                return volume;
+            }
+            long size = range.resolve(extentBytes(), volume.sizeBytes(), volume.sizeBytes());
+            if (config.thin()) {
+                requireRoom(thinCapacity(lvs), size - volume.sizeBytes(), "expanding volume " + id);
+            }
+            lvextend(id, lv, size);
+            return volume.withSize(size);
+        } finally {
+            allocation.unlock();
+        }
+    }
+
+    // ---- on the node
+
+    @Override
+    public Attachment attach(Volume volume) {
+        VolumeId id = volume.id();
+        if (!id.pool().equals(name())) {
+            throw new StorageException.NotFound("volume " + id + " does not exist in pool '" + name() + "'");
+        }
+        Path device = Names.device(config.volumeGroup(), Names.volume(id));
+        if (Files.exists(device)) {
+            return new Attachment(device, false);
+        }
+        return new Attachment(ensureActive(Names.volume(id)), true);
+    }
+
+    @Override
+    public Optional<Path> attachedDevice(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return Optional.empty();
+        }
+        Path device = Names.device(config.volumeGroup(), Names.volume(id));
+        return Files.exists(device) ? Optional.of(device) : Optional.empty();
+    }
+
+    /** An LV stays active while it exists; there is nothing to release. */
+    @Override
+    public void detach(VolumeId id) {}
+
+    /**
+     * A new volume is blank until it is first handed to a user; LVM keeps no record of which
+     * blocks were written after that, so only then is it proven empty.
+     */
+    @Override
+    public Emptiness emptiness(Volume volume) {
+        if (volume.source().isPresent()) {
+            return new Emptiness.Unknown("it was made from " + volume.source().get());
+        }
+        if (blank.marked(volume.id())) {
+            return Emptiness.PROVEN;
+        }
+        return new Emptiness.Unknown("it has been handed to a user before, and LVM keeps no record of what was "
+                + "written to it");
+    }
+
+    @Override
+    public void handedOut(Volume volume) {
+        blank.clear(volume.id());
+    }
+
+    @Override
+    public VolumeCondition condition(VolumeId id) {
+        String lv = Names.volume(id);
+        String select = "lv_name=" + lv + config.thinPool().map(tp -> " || lv_name=" + tp).orElse("");
+        List<LogicalVolume> lvs = id.pool().equals(name())
+                ? run("reading volume " + id, () -> lvm.logicalVolumes(config.volumeGroup(), Optional.of(select)))
+                        .orElse(List.of())
+                : List.of();
+        LogicalVolume volume = named(lvs, lv).filter(v -> v.tags().contains(LvTags.VOLUME))
+                .orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        if (!volume.health().isEmpty()) {
+            return VolumeCondition.abnormal("LVM reports logical volume " + config.volumeGroup() + "/" + lv + " as "
+                    + volume.health());
+        }
+        if (volume.tags().contains(LvTags.COPYING)) {
+            return VolumeCondition.abnormal("the volume's content is still being copied in");
+        }
+        if (config.thin()) {
+            Optional<LogicalVolume> tp = thinPoolOf(lvs);
+            if (tp.isEmpty()) {
+                return VolumeCondition.abnormal("thin pool " + config.describeTarget() + " is missing");
+            }
+            double data = tp.get().dataPercent().orElse(0);
+            double metadata = tp.get().metadataPercent().orElse(0);
+            if (!tp.get().health().isEmpty()) {
+                return VolumeCondition.abnormal("thin pool " + config.describeTarget() + " is "
+                        + tp.get().health() + "; writes to the volume may fail");
+            }
+            if (data >= THIN_FULL_PERCENT || metadata >= THIN_FULL_PERCENT) {
+                return VolumeCondition.abnormal(String.format(java.util.Locale.ROOT,
+                        "thin pool %s is filling up (data %.1f%%, metadata %.1f%%); writes fail when it is full",
+                        config.describeTarget(), data, metadata));
+            }
+        }
+        if (!volume.active()) {
+            return VolumeCondition.abnormal("logical volume " + config.volumeGroup() + "/" + lv + " is not active");
+        }
+        return VolumeCondition.NORMAL;
+    }
+
+    /** How full the thin pool is (the larger of data and metadata, 0 to 1); empty for a thick pool. */
+    public Optional<Double> thinPoolFill() {
+        if (!config.thin()) {
+            return Optional.empty();
+        }
+        return allVolumes().flatMap(this::thinPoolOf).map(tp -> Math.max(tp.dataPercent().orElse(0),
+                tp.metadataPercent().orElse(0)) / 100);
+    }
+
+    @Override
+    public String problem() {
+        return group.problem();
+    }
+
+    /** Why the pool offers nothing on this node although nothing is broken (no such volume group), or null. */
+    public String absence() {
+        return group.absence();
+    }
+
+    @Override
+    public void close() {
+        snapshotStore.close();
+    }
+
+    // ---- shared with LvmSnapshots
+
+    /** The group's LVs, or empty if this node has no such group. */
+    Optional<List<LogicalVolume>> allVolumes() {
+        Optional<List<LogicalVolume>> lvs = run("listing " + config.volumeGroup(),
+                () -> lvm.logicalVolumes(config.volumeGroup(), Optional.empty()));
+        noteGroup(lvs);
+        return lvs;
+    }
+
+    Optional<LogicalVolume> findLv(String lv) {
+        return run("reading " + config.volumeGroup() + "/" + lv,
+                () -> lvm.logicalVolumes(config.volumeGroup(), Optional.of("lv_name=" + lv)))
+                .flatMap(lvs -> named(lvs, lv));
+    }
+
+    static Optional<LogicalVolume> named(List<LogicalVolume> lvs, String name) {
+        return lvs.stream().filter(lv -> lv.name().equals(name)).findFirst();
+    }
+
+    Path device(String lv) {
+        return Names.device(config.volumeGroup(), lv);
+    }
+
+    /** The LV's device, activating the LV first if it is not active (it is, unless the node rebooted). */
+    Path ensureActive(String lv) {
+        Path device = device(lv);
+        if (!Files.exists(device)) {
+            change("activating " + lv, "lvchange", List.of("-ay", "-K", config.volumeGroup() + "/" + lv));
+        }
+        return device;
+    }
+
+    void change(String doing, String verb, List<String> args) {
+        try {
+            lvm.change(verb, args);
+        } catch (ToolException e) {
+            throw failure(doing, e);
+        }
+    }
+
+    void removeIfPresent(String lv) {
+        var result = lvm.tryChange("lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
+        if (!result.succeeded() && !result.stderr().contains("Failed to find logical volume")) {
+            throw failure("removing " + lv, ToolException.exited(List.of("lvm", "lvremove"), result));
+        }
+    }
+
+    void removeQuietly(String lv, Exception cause) {
+        try {
+            removeIfPresent(lv);
+        } catch (RuntimeException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
+            LOG.log(System.Logger.Level.WARNING, "could not remove " + lv + ": " + e.getMessage());
+        }
+    }
+
+    long extentBytes() {
+        GroupState state = group;
+        if (state.facts().isEmpty() && state.absence() == null && state.problem() == null) {
+            state = refresh();
+        }
+        return state.facts().map(VolumeGroup::extentBytes).orElse(4 * MIB);
+    }
+
+    StorageException failure(String doing, ToolException e) {
+        String stderr = e.stderr();
+        String said = firstLines(stderr);
+        if (stderr.contains("insufficient free space") || stderr.contains("Insufficient free")
+                || stderr.contains("Not enough free")) {
+            return new StorageException.Exhausted(doing + ": pool '" + name() + "' has too little free space: " + said);
+        }
+        if (Lvm.missingGroup(stderr)) {
+            return groupMissing();
+        }
+        if (stderr.contains("in use") || stderr.contains("is open")) {
+            return new StorageException.Precondition(doing + ": " + said);
+        }
+        return StorageException.Failed.byTool(doing + ": " + e.getMessage(), e);
+    }
+
+    StorageException groupMissing() {
+        refresh();
+        return new StorageException.Exhausted("pool '" + name() + "' has no space on this node: volume group "
+                + Quoted.of(config.volumeGroup()) + " does not exist here");
+    }
+
+    void requireRoom(Capacity capacity, long bytes, String what) {
+        if (bytes > capacity.availableBytes()) {
+            throw new StorageException.Exhausted(what + " needs " + Quantity.format(bytes) + " but pool '" + name()
+                    + "' (" + config.describeTarget() + ", overprovision " + config.overprovision() + ") can give "
+                    + Quantity.format(capacity.availableBytes()) + " more");
+        }
+    }
+
+    Lvm lvm() {
+        return lvm;
+    }
+
+    // ---- internals
+
+    private void lvcreate(VolumeId id, List<String> args) {
+        change("creating volume " + id + " in " + config.describeTarget(), "lvcreate", args);
+    }
+
+    private void lvextend(VolumeId id, String lv, long size) {
+        change("growing volume " + id + " to " + Quantity.format(size), "lvextend",
+                List.of("-L", size + "b", config.volumeGroup() + "/" + lv));
+    }
+
+    /** Zeros the first and last MiB of a new thick LV: no stray signature there may block or fool mkfs. */
+    private void clearEnds(VolumeId id, String lv, long size) {
+        Path device = ensureActive(lv);
+        try {
+            long head = Math.min(MIB, size);
+            BlockDevices.zeroOut(device, 0, head);
+            if (size > head) {
+                long tail = Math.min(MIB, size - head);
+                BlockDevices.zeroOut(device, size - tail, tail);
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("clearing the ends of new volume " + id + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void requireGroup() {
+        GroupState state = group;
+        if (state.facts().isEmpty()) {
+            state = refresh();
+        }
+        if (state.problem() != null) {
+            throw new StorageException.Failed(state.problem());
+        }
+        if (state.facts().isEmpty()) {
+            throw groupMissing();
+        }
+    }
+
+    /** Reads the group (and thin pool) and keeps what was found for {@link #problem} and {@link #absence}. */
+    private GroupState refresh() {
+        Optional<VolumeGroup> vg;
+        try {
+            vg = lvm.volumeGroup(config.volumeGroup());
+        } catch (ToolException e) {
+            return group = new GroupState(Optional.empty(), "pool '" + name() + "': cannot read volume group "
+                    + Quoted.of(config.volumeGroup()) + ": " + e.getMessage(), null);
+        }
+        if (vg.isEmpty()) {
+            return group = new GroupState(Optional.empty(), null, "pool '" + name() + "': volume group "
+                    + Quoted.of(config.volumeGroup()) + " does not exist on this node");
+        }
+        if (vg.get().partial()) {
+            return group = new GroupState(vg, "pool '" + name() + "': volume group " + Quoted.of(config.volumeGroup())
+                    + " is missing one of its physical volumes", null);
+        }
+        group = new GroupState(vg, null, null);
+        if (config.thin()) {
+            allVolumes(); // checks the thin pool
+        }
+        return group;
+    }
+
+    /** What a listing of the group says about it: gone, there, and for a thin pool, usable or not. */
+    private void noteGroup(Optional<List<LogicalVolume>> lvs) {
+        GroupState state = group;
+        if (state == null) {
+            return;
+        }
+        if (lvs.isEmpty()) {
+            group = new GroupState(Optional.empty(), null, "pool '" + name() + "': volume group "
+                    + Quoted.of(config.volumeGroup()) + " does not exist on this node");
+            return;
+        }
+        if (state.facts().isEmpty()) {
+            state = refresh();
+            if (state.facts().isEmpty()) {
+                return;
+            }
+        }
+        String problem = config.thin() ? thinPoolProblem(lvs.get()) : null;
+        group = new GroupState(state.facts(), problem, null);
+    }
+
+    private String thinPoolProblem(List<LogicalVolume> lvs) {
+        String target = config.describeTarget();
+        Optional<LogicalVolume> tp = thinPoolOf(lvs);
+        if (tp.isEmpty()) {
+            return "pool '" + name() + "': thin pool " + target + " does not exist (create it with lvcreate -T "
+                    + target + " -L SIZE -Zy)";
+        }
+        if (!tp.get().isThinPool()) {
+            return "pool '" + name() + "': " + target + " is not a thin pool";
+        }
+        if (!tp.get().zeroesNewBlocks()) {
+            return "pool '" + name() + "': thin pool " + target + " does not zero new blocks, so a new volume could "
+                    + "read a deleted one's data; turn zeroing on with: lvchange -Zy " + target;
+        }
+        if (tp.get().health().equals("failed") || tp.get().health().equals("metadata_read_only")) {
+            return "pool '" + name() + "': thin pool " + target + " is " + tp.get().health();
+        }
+        return null;
+    }
+
+    private <T> T run(String doing, java.util.function.Supplier<T> read) {
+        try {
+            return read.get();
+        } catch (ToolException e) {
+            throw failure(doing, e);
+        } catch (IllegalArgumentException e) {
+            throw new StorageException.Failed(doing + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Now, to the millisecond a tag records, so a volume made and one read back are equal. */
+    static Instant now() {
+        return Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    }
+
+    private static boolean alreadyExists(String stderr) {
+        return stderr.contains("already exists");
+    }
+
+    private static String firstLines(String stderr) {
+        String trimmed = stderr.strip();
+        return trimmed.length() <= 500 ? trimmed : trimmed.substring(0, 500) + "...";
+    }
+
+    /**
+     * What was last read of the group: its facts if it exists, what makes the pool unusable
+     * (null if nothing), and why it has no space here without being broken (null if it has).
+     */
+    private record GroupState(Optional<VolumeGroup> facts, String problem, String absence) {}
+}
