@@ -18,6 +18,8 @@ import (
 var overlays = map[string]int{
 	"overlays/default":      21,
 	"overlays/custom-pools": 22,
+	// default, the two LVM StorageClasses.
+	"overlays/lvm": 23,
 	// default and components/monitoring: a PodMonitor, a PrometheusRule, the dashboard's ConfigMap.
 	"overlays/monitoring": 24,
 }

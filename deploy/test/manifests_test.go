@@ -60,9 +60,10 @@ func TestEveryArgumentVariableResolves(t *testing.T) {
 	})
 }
 
-// Each pool in the ConfigMap (HEARTH_POOL_*) is passed as a --pool flag, exactly once, and its
-// directory is on a hostPath mounted at the same path, so that the pool lives on the node and not
-// in the container's throwaway filesystem.
+// Each pool in the ConfigMap (HEARTH_POOL_*) is passed as a --pool flag, exactly once; a file
+// pool's directory is on a hostPath mounted at the same path, so that the pool lives on the node and
+// not in the container's throwaway filesystem; an lvm pool names its volume group, and LVM's lock
+// and config directories are the node's.
 func TestEveryPoolIsAFlagWithItsDirectoryFromTheHost(t *testing.T) {
 	forEachOverlay(t, func(t *testing.T, b built) {
 		ds := one[*appsv1.DaemonSet](t, b, "hearth-node")
@@ -83,6 +84,17 @@ func TestEveryPoolIsAFlagWithItsDirectoryFromTheHost(t *testing.T) {
 		for _, pool := range pools {
 			if n := count(hearth.Args, "--pool=$("+pool+")"); n != 1 {
 				t.Errorf("--pool=$(%s) appears %d times in the hearth container's args", pool, n)
+			}
+			if specValue(env[pool], "kind") == "lvm" {
+				if specValue(env[pool], "vg") == "" {
+					t.Errorf("%s=%s: an lvm pool names its volume group (vg=)", pool, env[pool])
+				}
+				for _, shared := range []string{"/run/lock/lvm", "/etc/lvm"} {
+					if !onHostPath(ds, hearth, shared) {
+						t.Errorf("%s: %s is not the node's (a hostPath mounted at the same path)", pool, shared)
+					}
+				}
+				continue
 			}
 			dir := specValue(env[pool], "dir")
 			if dir == "" {

@@ -161,16 +161,22 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> response) {
-        List<Volume> volumes = pools.all().stream()
-                .flatMap(p -> p.list().stream())
+        // One listing per pool gives the volumes and their conditions (an lvm pool: one lvs).
+        java.util.Map<String, dev.hearth.storage.Pool.Listing> listings = new java.util.HashMap<>();
+        pools.all().forEach(p -> listings.put(p.name(), p.listing()));
+        List<Volume> volumes = listings.values().stream()
+                .flatMap(l -> l.volumes().stream())
                 .sorted(Comparator.comparing(v -> v.id().toString()))
                 .toList();
         Page<Volume> page = Page.of(volumes, v -> v.id().toString(), request.getStartingToken(),
                 request.getMaxEntries(), token -> VolumeId.parse(token).isPresent());
         ListVolumesResponse.Builder result = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
         for (Volume volume : page.entries()) {
+            VolumeCondition condition = listings.get(volume.id().pool()).condition().apply(volume);
             result.addEntries(ListVolumesResponse.Entry.newBuilder().setVolume(toCsi(volume))
-                    .setStatus(ListVolumesResponse.VolumeStatus.newBuilder().setVolumeCondition(condition(volume))));
+                    .setStatus(ListVolumesResponse.VolumeStatus.newBuilder().setVolumeCondition(
+                            dev.hearth.csi.v1.VolumeCondition.newBuilder().setAbnormal(condition.abnormal())
+                                    .setMessage(condition.message()))));
         }
         response.onNext(result.build());
         response.onCompleted();

@@ -74,7 +74,15 @@ class CommandLineTest {
             "name=x,default-size=0|sizes must be positive",
             "name=X|pool name 'X' must be 1-32 characters",
             "name=x,dir=relative/dir|directory must be absolute: relative/dir",
-            "name=x,kind=lvm|kind 'lvm' is not available yet; kinds: file",
+            "name=x,kind=zfs|unknown kind 'zfs'; kinds: file, lvm",
+            "name=x,kind=lvm|an lvm pool needs vg=<volume group>",
+            "name=x,kind=lvm,vg=-bad|volume group name '-bad' is not a valid LVM name",
+            "name=x,kind=lvm,vg=vg0,overprovision=3|overprovision applies to a thin pool only",
+            "name=x,kind=lvm,vg=vg0,thinpool=tp,overprovision=0.5|overprovision must be a ratio from 1 to 1000",
+            "name=x,kind=lvm,vg=vg0,thinpool=tp,overprovision=lots|overprovision=lots: must be a number",
+            "name=x,kind=lvm,vg=vg0,wipe=shred|wipe=shred: must be zero, discard or none",
+            "name=x,kind=lvm,vg=vg0,dir=/srv|unknown key 'dir' for kind lvm; keys: default-size, kind, name, "
+                    + "overprovision, thinpool, vg, wipe",
             "name=x,capacity|'capacity' is not key=value",
             "name=x,name=y|'name' is given twice"})
     void aBadPoolSpecIsAUsageErrorNamingTheSpecAndWhatIsWrong(String pool, String said) {
@@ -83,7 +91,7 @@ class CommandLineTest {
 
     @Test
     void anUnknownPoolKeyListsTheKeysInOrder() {
-        assertUsageError(serve("name=x,sise=1Gi"), "unknown key 'sise'; keys: capacity, create, default-size, dir, "
+        assertUsageError(serve("name=x,sise=1Gi"), "unknown key 'sise' for kind file; keys: capacity, create, default-size, dir, "
                 + "direct-io, kind, name, provisioning, reserve\n");
     }
 

@@ -37,6 +37,18 @@ public interface Pool extends AutoCloseable {
     /** Every volume of the pool, ordered by ID. */
     List<Volume> list();
 
+    /**
+     * Every volume with a way to tell each one's condition, for ListVolumes: a pool that reads its
+     * volumes with one command answers both from that one read. The default lists and asks
+     * {@link #condition} for the volumes the caller does ask about.
+     */
+    default Listing listing() {
+        return new Listing(list(), volume -> condition(volume.id()));
+    }
+
+    /** The volumes of a pool and how to tell the condition of each of them. */
+    record Listing(List<Volume> volumes, java.util.function.Function<Volume, VolumeCondition> condition) {}
+
     /** Removes the volume and returns its space; a missing volume is not an error. */
     void delete(VolumeId id);
 

@@ -45,19 +45,56 @@ public final class PoolMetrics implements MeterBinder {
                     .description("1 while the pool is usable, 0 while it is not (/healthz says why)")
                     .tags(tags)
                     .register(registry);
-            // capacity() is a statvfs and a directory listing: read once per gauge rather than cached,
-            // so that a scrape right after a create already shows it.
+            // capacity() is a statvfs and a directory listing (file) or an lvm report (lvm): read once for
+            // the three gauges of one scrape, and again at the next, so a scrape right after a create
+            // already shows it.
             Reading capacity = new Reading(pool, "capacity");
+            Memo<dev.hearth.storage.Capacity> space = new Memo<>(pool::capacity, 3);
             gauge(registry, "hearth.pool.capacity", "bytes", "The most the pool's volumes may add up to", tags,
-                    capacity, p -> p.capacity().totalBytes());
+                    capacity, p -> space.get().totalBytes());
             gauge(registry, "hearth.pool.allocated", "bytes", "What the pool's volumes hold", tags,
-                    capacity, p -> p.capacity().allocatedBytes());
+                    capacity, p -> space.get().allocatedBytes());
             gauge(registry, "hearth.pool.available", "bytes", "What one more volume could get", tags,
-                    capacity, p -> p.capacity().availableBytes());
+                    capacity, p -> space.get().availableBytes());
+            if (pool instanceof dev.hearth.storage.lvm.LvmPool lvm && lvm.config().thin()) {
+                gauge(registry, "hearth.pool.thin.fill", "ratio", "How full the thin pool is, data or metadata "
+                        + "whichever is fuller (0 to 1); writes fail at 1, volumes turn abnormal at 0.95", tags,
+                        new Reading(pool, "thin pool fill"), p -> lvm.thinPoolFill().orElse(Double.NaN));
+            }
             gauge(registry, "hearth.pool.volumes", null, "Volumes in the pool", tags,
                     new Reading(pool, "volumes"), p -> p.list().size());
             gauge(registry, "hearth.pool.snapshots", null, "Snapshots in the pool", tags,
                     new Reading(pool, "snapshots"), snapshotCount::applyAsInt);
+        }
+    }
+
+    /**
+     * One read shared by the {@code gauges} gauges a scrape reads once each: read afresh by the
+     * first of them, reused by the others, and never kept longer than a second.
+     */
+    private static final class Memo<T> {
+        private static final long KEEP_NANOS = 1_000_000_000L;
+        private final java.util.function.Supplier<T> read;
+        private final int gauges;
+        private T value;
+        private long readAt;
+        private int uses;
+
+        Memo(java.util.function.Supplier<T> read, int gauges) {
+            this.read = read;
+            this.gauges = gauges;
+        }
+
+        synchronized T get() {
+            long now = System.nanoTime();
+            if (value == null || uses >= gauges || now - readAt > KEEP_NANOS) {
+                value = null;
+                value = read.get();
+                readAt = now;
+                uses = 0;
+            }
+            uses++;
+            return value;
         }
     }
 

@@ -390,8 +390,12 @@ public final class LvmPool implements Pool {
 
     @Override
     public List<Volume> list() {
+        return volumesIn(allVolumes().orElse(List.of()));
+    }
+
+    private List<Volume> volumesIn(List<LogicalVolume> lvs) {
         List<Volume> volumes = new ArrayList<>();
-        for (LogicalVolume lv : allVolumes().orElse(List.of())) {
+        for (LogicalVolume lv : lvs) {
             Names.volumeId(name(), lv.name()).flatMap(id -> LvTags.toVolume(id, lv)).ifPresent(volumes::add);
         }
         volumes.sort(Comparator.comparing(v -> v.id().toString()));
@@ -529,6 +533,21 @@ public final class LvmPool implements Pool {
                 : List.of();
         LogicalVolume volume = named(lvs, lv).filter(v -> v.tags().contains(LvTags.VOLUME))
                 .orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        return conditionOf(volume, lvs);
+    }
+
+    /** Every volume and its condition from one listing of the group. */
+    @Override
+    public Listing listing() {
+        List<LogicalVolume> lvs = allVolumes().orElse(List.of());
+        List<Volume> volumes = volumesIn(lvs);
+        return new Listing(volumes, volume -> named(lvs, Names.volume(volume.id()))
+                .map(lv -> conditionOf(lv, lvs))
+                .orElse(VolumeCondition.abnormal("the volume's logical volume is gone")));
+    }
+
+    private VolumeCondition conditionOf(LogicalVolume volume, List<LogicalVolume> lvs) {
+        String lv = volume.name();
         if (!volume.health().isEmpty()) {
             return VolumeCondition.abnormal("LVM reports logical volume " + config.volumeGroup() + "/" + lv + " as "
                     + volume.health());
