@@ -132,7 +132,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         Optional<Integer> group = mountGroup(capability); // the same rule as at stage, before anything is done
-        VolumeId id = existingVolume(request.getVolumeId()).id();
+        VolumeId id = pools.existing(request.getVolumeId()).orElseThrow(() -> new StorageException.NotFound("volume "
+                + Quoted.of(request.getVolumeId()) + " does not exist on this node"));
         if (capability.hasBlock()) {
             stager.publishBlock(id, staging, target, readOnly);
         } else {

@@ -34,6 +34,14 @@ public interface Pool extends AutoCloseable {
 
     Optional<Volume> find(VolumeId id);
 
+    /**
+     * Whether the volume exists, when the caller needs no more than that: a pool may know it more
+     * cheaply than by reading the volume's record (an lvm pool: its device node).
+     */
+    default boolean exists(VolumeId id) {
+        return find(id).isPresent();
+    }
+
     /** Every volume of the pool, ordered by ID. */
     List<Volume> list();
 

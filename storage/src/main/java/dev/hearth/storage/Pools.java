@@ -53,7 +53,7 @@ public final class Pools {
 
     /** The ID a client sent, if it names a volume that exists here; empty for anything else. */
     public Optional<VolumeId> existing(String volumeId) {
-        return VolumeId.parse(volumeId).filter(id -> find(id).isPresent());
+        return VolumeId.parse(volumeId).filter(id -> of(id).map(pool -> pool.exists(id)).orElse(false));
     }
 
     /** A volume made for this request name in any pool (names are unique per driver, not per pool). */

@@ -388,6 +388,15 @@ public final class LvmPool implements Pool {
         return findLv(Names.volume(id)).flatMap(lv -> LvTags.toVolume(id, lv));
     }
 
+    /** An active volume's device node answers without an lvm process; an inactive one is looked up. */
+    @Override
+    public boolean exists(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return false;
+        }
+        return Files.exists(device(Names.volume(id))) || find(id).isPresent();
+    }
+
     @Override
     public List<Volume> list() {
         return volumesIn(allVolumes().orElse(List.of()));
