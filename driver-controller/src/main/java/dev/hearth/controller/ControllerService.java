@@ -110,7 +110,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             range = fitFilesystems(range, request.getVolumeCapabilitiesList());
         }
         Pool pool = parameters.pool();
-        pools.findByName(request.getName()).filter(v -> !v.id().pool().equals(pool.name())).ifPresent(v -> {
+        // The target pool answers a repeated name itself (pool.create); the other pools are asked here.
+        pools.findByName(request.getName(), pool).ifPresent(v -> {
             throw new StorageException.Conflict("volume " + Quoted.of(request.getName()) + " exists already in pool '"
                     + v.id().pool() + "', not '" + pool.name() + "'");
         });

@@ -48,8 +48,15 @@ final class EphemeralVolumes {
         return "true".equals(volumeContext.get(EPHEMERAL));
     }
 
-    /** The pool's ID of the ephemeral volume the kubelet calls {@code volumeId}, if it exists. */
+    /**
+     * The pool's ID of the ephemeral volume the kubelet calls {@code volumeId}, if it exists. The
+     * kubelet's IDs ({@code csi-} and 64 hex digits) are never of the shape of a hearth volume ID, so
+     * an ID of that shape names a persistent volume and is not looked for in the pools.
+     */
     Optional<VolumeId> find(String volumeId) {
+        if (VolumeId.parse(volumeId).isPresent()) {
+            return Optional.empty();
+        }
         return pools.findByName(name(volumeId)).map(Volume::id);
     }
 

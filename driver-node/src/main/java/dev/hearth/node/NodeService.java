@@ -94,7 +94,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
         Optional<Integer> group = mountGroup(capability); // refused before anything is attached or mounted
-        Volume volume = existingVolume(request.getVolumeId());
+        VolumeId volume = existing(request.getVolumeId());
         if (capability.hasMount()) {
             stager.stageFilesystem(volume, staging, filesystem(capability), capability.getMount().getMountFlagsList(),
                     group);
@@ -132,8 +132,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
         Optional<Integer> group = mountGroup(capability); // the same rule as at stage, before anything is done
-        VolumeId id = pools.existing(request.getVolumeId()).orElseThrow(() -> new StorageException.NotFound("volume "
-                + Quoted.of(request.getVolumeId()) + " does not exist on this node"));
+        VolumeId id = existing(request.getVolumeId());
         if (capability.hasBlock()) {
             stager.publishBlock(id, staging, target, readOnly);
         } else {
@@ -256,8 +255,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
     }
 
-    private Volume existingVolume(String volumeId) {
-        return pools.existingVolume(volumeId)
+    /** The ID of a volume that exists here; a pool tells as cheaply as it can (an lvm pool: its device node). */
+    private VolumeId existing(String volumeId) {
+        return pools.existing(volumeId)
                 .orElseThrow(() -> new StorageException.NotFound("volume " + Quoted.of(volumeId)
                         + " does not exist on this node"));
     }

@@ -60,16 +60,12 @@ public interface Pool extends AutoCloseable {
     /** Removes the volume and returns its space; a missing volume is not an error. */
     void delete(VolumeId id);
 
-    /** Makes the volume available as a block device (attaching it if needed) and returns it. */
-    default Path attach(VolumeId id) {
-        return attach(existing(id)).device();
-    }
-
     /**
-     * Attaches a volume already looked up (by {@link #find} or {@link #create}) without reading its
-     * record again, and says whether this call attached it or found it attached.
+     * Makes a volume the caller knows to exist (by {@link #exists}, {@link #find} or {@link #create})
+     * available as a block device, without reading its record again, and says whether this call
+     * attached it or found it attached.
      */
-    Attachment attach(Volume volume);
+    Attachment attach(VolumeId id);
 
     /** The block device the volume is attached as right now, if any. */
     Optional<Path> attachedDevice(VolumeId id);
@@ -78,22 +74,17 @@ public interface Pool extends AutoCloseable {
     void detach(VolumeId id);
 
     /**
-     * What the pool can prove about whether the volume was ever written. A filesystem is made only
-     * on a volume that is {@link Emptiness.Proven}: a probe that finds no signature is not proof.
+     * What the pool can prove about whether a volume it has was ever written. A filesystem is made
+     * only on a volume that is {@link Emptiness.Proven}: a probe that finds no signature is not proof.
      */
-    default Emptiness emptiness(VolumeId id) {
-        return emptiness(existing(id));
-    }
-
-    /** {@link #emptiness(VolumeId)} of a volume already looked up, without reading its record again. */
-    Emptiness emptiness(Volume volume);
+    Emptiness emptiness(VolumeId id);
 
     /**
      * Called once a stage has handed the volume to its user (a filesystem made or found and
      * mounted, or a block device staged): from then on, a pool that vouched for its emptiness
      * from its history can no longer. Nothing for a pool that proves emptiness from the volume itself.
      */
-    default void handedOut(Volume volume) {}
+    default void handedOut(VolumeId id) {}
 
     /** Whether the volume's backing store is intact, as the pool sees it. */
     VolumeCondition condition(VolumeId id);
@@ -125,8 +116,4 @@ public interface Pool extends AutoCloseable {
     /** Releases the pool's hold on the node (not its volumes). */
     @Override
     void close();
-
-    private Volume existing(VolumeId id) {
-        return find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
-    }
 }

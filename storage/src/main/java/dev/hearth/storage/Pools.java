@@ -58,8 +58,16 @@ public final class Pools {
 
     /** A volume made for this request name in any pool (names are unique per driver, not per pool). */
     public Optional<Volume> findByName(String name) {
+        return findByName(name, null);
+    }
+
+    /** {@link #findByName(String)} in every pool but {@code except} (which a create looks in itself). */
+    public Optional<Volume> findByName(String name, Pool except) {
         String key = VolumeId.keyOf(name);
         for (Pool pool : byName.values()) {
+            if (pool == except) {
+                continue;
+            }
             Optional<Volume> found = pool.find(new VolumeId(pool.name(), key));
             if (found.isPresent()) {
                 return found;

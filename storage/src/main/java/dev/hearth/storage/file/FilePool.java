@@ -347,9 +347,9 @@ public final class FilePool implements Pool {
     }
 
     @Override
-    public Emptiness emptiness(Volume volume) {
+    public Emptiness emptiness(VolumeId id) {
         try {
-            return ImageEmptiness.of(ImageFiles.of(directory, ours(volume)).image());
+            return ImageEmptiness.of(ImageFiles.of(directory, ours(id)).image());
         } catch (IOException e) {
             return new Emptiness.Unknown("its image could not be read: " + e.getMessage());
         }
@@ -366,17 +366,20 @@ public final class FilePool implements Pool {
     }
 
     @Override
-    public Attachment attach(Volume volume) {
-        VolumeId id = ours(volume);
-        return loops.attach(id, ImageFiles.of(directory, id).image());
+    public Attachment attach(VolumeId id) {
+        ImageFiles files = ImageFiles.of(directory, ours(id));
+        if (!Files.exists(files.image()) && !Files.exists(files.metadata())) {
+            throw new StorageException.NotFound("volume " + id + " does not exist");
+        }
+        return loops.attach(id, files.image());
     }
 
-    /** A volume looked up in another pool is not one of this pool's, whatever its key. */
-    private VolumeId ours(Volume volume) {
-        if (!volume.id().pool().equals(name())) {
-            throw new StorageException.NotFound("volume " + volume.id() + " does not exist in pool '" + name() + "'");
+    /** A volume of another pool is not one of this pool's, whatever its key. */
+    private VolumeId ours(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            throw new StorageException.NotFound("volume " + id + " does not exist in pool '" + name() + "'");
         }
-        return volume.id();
+        return id;
     }
 
     @Override

@@ -19,6 +19,9 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.VolumeSource;
 import dev.hearth.storage.lvm.Lvm.VolumeGroup;
+import dev.hearth.storage.probe.ProbeResult;
+import dev.hearth.storage.probe.Signature;
+import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolException;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
@@ -58,6 +61,8 @@ public final class LvmPool implements Pool {
     /** Metadata a thin pool spends per mapped chunk, roughly (btree entries and their overhead). */
     private static final long METADATA_BYTES_PER_CHUNK = 64;
     private static final long THIN_CHUNK_BYTES = 64 * 1024;
+    /** What is zeroed around a stray signature's magic: the 64 KiB block holding it. */
+    private static final long SIGNATURE_BLOCK = 64 * 1024;
 
     private final LvmPoolConfig config;
     private final Lvm lvm;
@@ -417,6 +422,19 @@ public final class LvmPool implements Pool {
             return;
         }
         String lv = Names.volume(id);
+        if (config.thin()) {
+            // One lvremove, whose selection holds hearth's tag: an LV of this name that is not a hearth
+            // volume is not touched, a missing one is nothing to do, and LVM refuses one in use.
+            var result = lvm.tryChange("lvremove", List.of("-f", "-S", "lv_name=" + lv + " && lv_tags={\""
+                    + LvTags.VOLUME + "\"}", config.volumeGroup()));
+            if (!result.succeeded() && !Lvm.missingGroup(result.stderr())) {
+                throw failure("removing volume " + id, ToolException.exited(List.of("lvm", "lvremove"), result));
+            }
+            blank.clear(id);
+            return;
+        }
+        // Thick: the LV is read first, because its extents are wiped before it goes, and only a
+        // volume of hearth's (by its tag) that nothing holds open is wiped.
         Optional<LogicalVolume> found = findLv(lv);
         if (found.isEmpty()) {
             blank.clear(id);
@@ -431,13 +449,11 @@ public final class LvmPool implements Pool {
             throw new StorageException.Precondition("volume " + id + " is in use on this node (mounted or open); "
                     + "unstage it before deleting");
         }
-        if (!config.thin()) {
-            if (Files.exists(Names.realDevice(config.volumeGroup(), lv))) {
-                throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
-                        + "in progress); retry when that is done");
-            }
-            wipe(id, lv, volume.sizeBytes());
+        if (Files.exists(Names.realDevice(config.volumeGroup(), lv))) {
+            throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
+                    + "in progress); retry when that is done");
         }
+        wipe(id, lv, volume.sizeBytes());
         change("removing volume " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
         blank.clear(id);
     }
@@ -486,8 +502,7 @@ public final class LvmPool implements Pool {
     // ---- on the node
 
     @Override
-    public Attachment attach(Volume volume) {
-        VolumeId id = volume.id();
+    public Attachment attach(VolumeId id) {
         if (!id.pool().equals(name())) {
             throw new StorageException.NotFound("volume " + id + " does not exist in pool '" + name() + "'");
         }
@@ -513,23 +528,21 @@ public final class LvmPool implements Pool {
 
     /**
      * A new volume is blank until it is first handed to a user; LVM keeps no record of which
-     * blocks were written after that, so only then is it proven empty.
+     * blocks were written after that, so only then is it proven empty. A restore or clone is never
+     * marked blank: it holds its source's content.
      */
     @Override
-    public Emptiness emptiness(Volume volume) {
-        if (volume.source().isPresent()) {
-            return new Emptiness.Unknown("it was made from " + volume.source().get());
-        }
-        if (blank.marked(volume.id())) {
+    public Emptiness emptiness(VolumeId id) {
+        if (blank.marked(id)) {
             return Emptiness.PROVEN;
         }
-        return new Emptiness.Unknown("it has been handed to a user before, and LVM keeps no record of what was "
-                + "written to it");
+        return new Emptiness.Unknown("it has been handed to a user before (or holds a snapshot's or volume's "
+                + "content), and LVM keeps no record of what was written to it");
     }
 
     @Override
-    public void handedOut(Volume volume) {
-        blank.clear(volume.id());
+    public void handedOut(VolumeId id) {
+        blank.clear(id);
     }
 
     @Override
@@ -723,7 +736,13 @@ public final class LvmPool implements Pool {
                 List.of("-L", size + "b", config.volumeGroup() + "/" + lv));
     }
 
-    /** Zeros the first and last MiB of a new thick LV: no stray signature there may block or fool mkfs. */
+    /**
+     * Clears what a new thick LV may carry over from earlier use of its extents (a deleted volume
+     * under wipe=none, or whatever the group's disks held before hearth): its first and last MiB
+     * are zeroed, then every signature the probe still finds (an ext4 backup superblock, a btrfs
+     * mirror, a GPT backup header) is zeroed where it lies, so none of them blocks or fools the
+     * first-format decision. The volume has never been handed out: what is on it is no one's.
+     */
     private void clearEnds(VolumeId id, String lv, long size) {
         Path device = ensureActive(lv);
         try {
@@ -733,6 +752,17 @@ public final class LvmPool implements Pool {
                 long tail = Math.min(MIB, size - head);
                 BlockDevices.zeroOut(device, size - tail, tail);
             }
+            for (int round = 0; round < 8; round++) {
+                if (!(SignatureProbe.probe(device, size) instanceof ProbeResult.Signed signed)) {
+                    return;
+                }
+                for (Signature signature : signed.found()) {
+                    long block = signature.offset() / SIGNATURE_BLOCK * SIGNATURE_BLOCK;
+                    BlockDevices.zeroOut(device, block, Math.min(SIGNATURE_BLOCK, size - block));
+                }
+            }
+            throw new StorageException.Failed("new volume " + id + " still shows signatures after clearing them: "
+                    + SignatureProbe.probe(device, size).describe());
         } catch (IOException e) {
             throw new StorageException.Failed("clearing the ends of new volume " + id + ": " + e.getMessage(), e);
         }

@@ -22,8 +22,8 @@ import java.util.function.Function;
  * filesystem only on a provably empty device), publish into pods, unpublish, unstage and detach;
  * and, when a step fails, taking back what that call did and nothing else. The Node service
  * validates requests and maps the answers; the orchestration is here, once, for staged and
- * ephemeral volumes alike. A volume is passed in as it was looked up, so one request reads its
- * record once and the device table once on the way in.
+ * ephemeral volumes alike. A volume is passed in as the caller found it to exist, so one request
+ * looks it up once and reads the device table once on the way in.
  */
 public final class VolumeStager {
 
@@ -41,23 +41,23 @@ public final class VolumeStager {
      * Attaches the volume and mounts its filesystem at the staging path, making one first only if
      * the volume is provably empty; gives the root to {@code group} (fsGroup) if one is asked for.
      */
-    public void stageFilesystem(Volume volume, Path staging, Optional<FilesystemType> type, List<String> options,
+    public void stageFilesystem(VolumeId volume, Path staging, Optional<FilesystemType> type, List<String> options,
             Optional<Integer> group) {
-        Pool pool = poolOf(volume.id());
+        Pool pool = poolOf(volume);
         boolean wasMounted = mounter.isMounted(staging);
         stage(pool, volume, staging, wasMounted, device -> {
-            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume), staging, type, options);
+            mounter.stageFilesystem(volume, device, () -> pool.emptiness(volume), staging, type, options);
             group.ifPresent(gid -> mounter.applyGroup(staging, gid));
         });
     }
 
     /** Attaches the volume for a raw block publish; the staging path must hold no filesystem of it. */
-    public void stageBlock(Volume volume, Path staging) {
-        Pool pool = poolOf(volume.id());
-        stage(pool, volume, staging, false, device -> mounter.stageBlock(volume.id(), device, staging));
+    public void stageBlock(VolumeId volume, Path staging) {
+        Pool pool = poolOf(volume);
+        stage(pool, volume, staging, false, device -> mounter.stageBlock(volume, device, staging));
     }
 
-    private void stage(Pool pool, Volume volume, Path staging, boolean wasMounted, Consumer<Path> onDevice) {
+    private void stage(Pool pool, VolumeId volume, Path staging, boolean wasMounted, Consumer<Path> onDevice) {
         Attachment attachment = pool.attach(volume);
         try {
             onDevice.accept(attachment.device());
@@ -66,7 +66,7 @@ public final class VolumeStager {
             // What this call attached goes again, unless it is now mounted; a mount that was
             // there before (another volume's) is not a reason to keep it.
             if (attachment.attachedNow() && (wasMounted || !mounter.isMounted(staging))) {
-                detachQuietly(pool, volume.id());
+                detachQuietly(pool, volume);
             }
             throw e;
         }
@@ -120,9 +120,9 @@ public final class VolumeStager {
         Volume volume = pool.create(request);
         Path staging = stagingOf.apply(volume.id());
         try {
-            Path device = pool.attach(volume).device();
-            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume), staging, type, options);
-            pool.handedOut(volume);
+            Path device = pool.attach(volume.id()).device();
+            mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume.id()), staging, type, options);
+            pool.handedOut(volume.id());
             mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
         } catch (RuntimeException e) {
             try {

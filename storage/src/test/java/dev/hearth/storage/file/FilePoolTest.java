@@ -574,8 +574,8 @@ class FilePoolTest {
         Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
         detachAllOf(image(volume.id()));
 
-        Path device = pool.attach(volume.id());
-        Path again = pool.attach(volume.id());
+        Path device = pool.attach(volume.id()).device();
+        Path again = pool.attach(volume.id()).device();
 
         assertThat(again).isEqualTo(device);
         assertThat(pool.attachedDevice(volume.id())).contains(device);
@@ -596,8 +596,8 @@ class FilePoolTest {
         Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
         detachAllOf(image(volume.id()));
 
-        Attachment first = pool.attach(volume);
-        Attachment again = pool.attach(volume);
+        Attachment first = pool.attach(volume.id());
+        Attachment again = pool.attach(volume.id());
 
         assertThat(first.attachedNow()).isTrue();
         assertThat(again).isEqualTo(new Attachment(first.device(), false));
@@ -614,7 +614,7 @@ class FilePoolTest {
                 volume.parameters(), volume.source(), volume.createdAt());
         List<LoopAttachment> before = Loop.list();
 
-        assertThatThrownBy(() -> pool.attach(elsewhere)).isInstanceOf(StorageException.NotFound.class);
+        assertThatThrownBy(() -> pool.attach(elsewhere.id())).isInstanceOf(StorageException.NotFound.class);
         assertThat(Loop.list()).isEqualTo(before);
     }
 
@@ -640,7 +640,7 @@ class FilePoolTest {
         FilePool pool = open(64 * MIB, Provisioning.THIN);
         Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
         detachAllOf(image(volume.id()));
-        Path device = pool.attach(volume.id());
+        Path device = pool.attach(volume.id()).device();
 
         assertThatThrownBy(() -> pool.delete(volume.id()))
                 .isInstanceOf(StorageException.Precondition.class)

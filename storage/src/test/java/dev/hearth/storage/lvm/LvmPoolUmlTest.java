@@ -166,11 +166,11 @@ class LvmPoolUmlTest {
             assertThat(pool.capacity().availableBytes()).isEqualTo(before.availableBytes() - 100 * MIB);
             assertThat(LvmHost.tags("hearth.thick." + volume.id().key())).contains("hearth.kind=volume");
 
-            Path device = pool.attach(volume).device();
+            Path device = pool.attach(volume.id()).device();
             assertThat(BlockDevices.size(device)).isEqualTo(100 * MIB);
-            assertThat(pool.emptiness(volume)).isEqualTo(Emptiness.PROVEN);
-            pool.handedOut(volume);
-            assertThat(pool.emptiness(volume)).isInstanceOf(Emptiness.Unknown.class);
+            assertThat(pool.emptiness(volume.id())).isEqualTo(Emptiness.PROVEN);
+            pool.handedOut(volume.id());
+            assertThat(pool.emptiness(volume.id())).isInstanceOf(Emptiness.Unknown.class);
             assertThat(pool.condition(volume.id()).abnormal()).isFalse();
 
             Volume grown = pool.expansion().orElseThrow().expand(volume.id(), new CapacityRange(150 * MIB, 0));
@@ -198,15 +198,15 @@ class LvmPoolUmlTest {
             try (LvmPool pool = thick(state, wipe)) {
                 Volume first = pool.create(request("tenant-1", 64 * MIB));
                 String firstExtents = LvmHost.extents("hearth.thick." + first.id().key());
-                Path device = pool.attach(first).device();
-                pool.handedOut(first);
+                Path device = pool.attach(first.id()).device();
+                pool.handedOut(first.id());
                 writePattern(device, 64 * MIB);
                 pool.delete(first.id());
 
                 Volume second = pool.create(request("tenant-2", 64 * MIB));
                 assertThat(LvmHost.extents("hearth.thick." + second.id().key())).as("same extents")
                         .isEqualTo(firstExtents);
-                long patterned = patternBlocks(pool.attach(second).device(), 64 * MIB);
+                long patterned = patternBlocks(pool.attach(second.id()).device(), 64 * MIB);
                 if (wipe == LvmPoolConfig.Wipe.ZERO) {
                     assertThat(patterned).as("blocks of the previous tenant readable").isZero();
                 } else {
@@ -216,19 +216,34 @@ class LvmPoolUmlTest {
                 pool.delete(second.id());
             }
         }
+        // A deleted ext4 under wipe=none leaves backup superblocks all over its extents: the next
+        // volume there must still probe empty (they are cleared at create), or it could never be formatted.
+        ToolRunner tools = new ToolRunner();
+        try (LvmPool pool = thick(state, LvmPoolConfig.Wipe.NONE)) {
+            Volume first = pool.create(request("formatted", 256 * MIB));
+            Path device = pool.attach(first.id()).device();
+            pool.handedOut(first.id());
+            tools.run(List.of("mkfs.ext4", "-q", device.toString()), Duration.ofMinutes(2));
+            pool.delete(first.id());
+            Volume second = pool.create(request("after-formatted", 256 * MIB));
+            Path again = pool.attach(second.id()).device();
+            assertThat(dev.hearth.storage.probe.SignatureProbe.probe(again).isEmpty()).isTrue();
+            assertThat(pool.emptiness(second.id())).isEqualTo(Emptiness.PROVEN);
+            pool.delete(second.id());
+        }
     }
 
     static void thinIsolation(Path state) throws Exception {
         try (LvmPool pool = thin(state)) {
             assertThat(pool.problem()).isNull();
             Volume first = pool.create(request("thin-tenant-1", 64 * MIB));
-            Path device = pool.attach(first).device();
-            pool.handedOut(first);
+            Path device = pool.attach(first.id()).device();
+            pool.handedOut(first.id());
             writePattern(device, 64 * MIB);
             pool.delete(first.id());
             Volume second = pool.create(request("thin-tenant-2", 64 * MIB));
-            assertThat(pool.emptiness(second)).isEqualTo(Emptiness.PROVEN);
-            assertThat(patternBlocks(pool.attach(second).device(), 64 * MIB)).isZero();
+            assertThat(pool.emptiness(second.id())).isEqualTo(Emptiness.PROVEN);
+            assertThat(patternBlocks(pool.attach(second.id()).device(), 64 * MIB)).isZero();
             pool.delete(second.id());
         }
     }
@@ -275,8 +290,8 @@ class LvmPoolUmlTest {
     static void thinSnapshots(Path state) throws Exception {
         try (LvmPool pool = thin(state)) {
             Volume volume = pool.create(request("thin-src", 64 * MIB));
-            Path device = pool.attach(volume).device();
-            pool.handedOut(volume);
+            Path device = pool.attach(volume.id()).device();
+            pool.handedOut(volume.id());
             writePattern(device, 8 * MIB);
             Snapshot snapshot = pool.snapshots().orElseThrow().create("snap-1", volume.id());
             assertThat(snapshot.readyToUse()).isTrue();
@@ -287,15 +302,15 @@ class LvmPoolUmlTest {
             Volume restored = pool.create(new VolumeRequest("restored", new CapacityRange(128 * MIB, 0), Map.of(),
                     Optional.of(new VolumeSource.FromSnapshot(snapshot.id()))));
             assertThat(restored.sizeBytes()).isEqualTo(128 * MIB);
-            Path restoredDevice = pool.attach(restored).device();
+            Path restoredDevice = pool.attach(restored.id()).device();
             assertThat(BlockDevices.size(restoredDevice)).isEqualTo(128 * MIB);
             assertThat(patternBlocks(restoredDevice, 8 * MIB)).isEqualTo(8 * MIB / 4096);
-            assertThat(pool.emptiness(restored)).isInstanceOf(Emptiness.Unknown.class);
+            assertThat(pool.emptiness(restored.id())).isInstanceOf(Emptiness.Unknown.class);
 
             Volume clone = pool.create(new VolumeRequest("clone", CapacityRange.ANY, Map.of(),
                     Optional.of(new VolumeSource.FromVolume(restored.id()))));
             assertThat(clone.sizeBytes()).isEqualTo(128 * MIB);
-            assertThat(patternBlocks(pool.attach(clone).device(), 8 * MIB)).isEqualTo(8 * MIB / 4096);
+            assertThat(patternBlocks(pool.attach(clone.id()).device(), 8 * MIB)).isEqualTo(8 * MIB / 4096);
 
             pool.delete(volume.id()); // a snapshot outlives its volume
             assertThat(pool.snapshots().orElseThrow().find(snapshot.id())).contains(snapshot);
@@ -317,8 +332,8 @@ class LvmPoolUmlTest {
         boolean thin = opened.config().thin();
         try (LvmPool pool = opened) {
             Volume volume = pool.create(request("busy", 256 * MIB));
-            Path device = pool.attach(volume).device();
-            pool.handedOut(volume);
+            Path device = pool.attach(volume.id()).device();
+            pool.handedOut(volume.id());
             tools.run(List.of("mkfs.ext4", "-q", device.toString()), Duration.ofMinutes(2));
             Path mnt = Files.createTempDirectory(Path.of("/run"), "busy");
             Mounts.mount(device.toString(), mnt, "ext4", 0, null);
@@ -354,7 +369,7 @@ class LvmPoolUmlTest {
                 // A clone of the mounted volume while the writer runs: read through its own transfer if thick.
                 Volume clone = pool.create(new VolumeRequest("busy-clone", CapacityRange.ANY, Map.of(),
                         Optional.of(new VolumeSource.FromVolume(volume.id()))));
-                tools.run(List.of("e2fsck", "-f", "-n", pool.attach(clone).device().toString()), Duration.ofMinutes(2));
+                tools.run(List.of("e2fsck", "-f", "-n", pool.attach(clone.id()).device().toString()), Duration.ofMinutes(2));
                 pool.delete(clone.id());
                 Thread.sleep(500);
                 stop.set(true);
@@ -368,7 +383,7 @@ class LvmPoolUmlTest {
                         .noneMatch(name -> name.contains(".xfer."));
                 restored = pool.create(new VolumeRequest("busy-restored", CapacityRange.ANY, Map.of(),
                         Optional.of(new VolumeSource.FromSnapshot(snapshot.id()))));
-                Path restoredDevice = pool.attach(restored).device();
+                Path restoredDevice = pool.attach(restored.id()).device();
                 tools.run(List.of("e2fsck", "-f", "-n", restoredDevice.toString()), Duration.ofMinutes(2));
                 Path check = Files.createTempDirectory(Path.of("/run"), "restored");
                 Mounts.mount(restoredDevice.toString(), check, "ext4", 0, null);
@@ -388,6 +403,8 @@ class LvmPoolUmlTest {
                 } finally {
                     Mounts.unmount(check);
                 }
+                assertThatThrownBy(() -> pool.delete(volume.id())).as("a mounted volume is not deleted")
+                        .isInstanceOf(StorageException.Precondition.class);
             } finally {
                 stop.set(true);
                 writer.join();
