@@ -54,7 +54,7 @@ import java.util.Optional;
  * <p>Arguments: {@code WORK VG THINPOOL WARMUPS ROUNDS floor COMMAND...}, the floor's command
  * being given the variant and an LV name; or {@code WORK VG THINPOOL tools LOG}, with LOG the file
  * the script's tool wrappers append to (one line per run: start, end, tool, arguments): then one
- * lifecycle per variant and no floor, printing for each RPC its time
+ * lifecycle per variant (after one untimed) and no floor, printing for each RPC its time
  * ({@code rpc VARIANT RPC MILLIS RUNS}) and the tools it ran ({@code tool VARIANT RPC MILLIS TOOL ARGS...}).
  */
 public final class LvmLifecycleBenchmark {
@@ -87,6 +87,8 @@ public final class LvmLifecycleBenchmark {
             try {
                 Lifecycle lifecycle = new Lifecycle(channel, dir, variant.name());
                 if (listTools) {
+                    scrub(vg, variant);
+                    lifecycle.run("bench-" + variant.name() + "-warm-up", Step.NONE); // so the times listed are warm
                     scrub(vg, variant);
                     lifecycle.run("bench-" + variant.name() + "-tools", new ToolCount(Path.of(args[4]), variant.name()));
                 } else {
