@@ -90,7 +90,8 @@ public final class LvmLifecycleBenchmark {
                     scrub(vg, variant);
                     lifecycle.run("bench-" + variant.name() + "-warm-up", Step.NONE); // so the times listed are warm
                     scrub(vg, variant);
-                    lifecycle.run("bench-" + variant.name() + "-tools", new ToolCount(Path.of(args[4]), variant.name()));
+                    lifecycle.run("bench-" + variant.name() + "-tools",
+                            new ToolCount(Path.of(args[4]), variant.name()));
                 } else {
                     int warmups = Integer.parseInt(args[3]);
                     int rounds = Integer.parseInt(args[4]);
