@@ -12,3 +12,21 @@ release_under() {
   mounts_under "$1" | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   loops_under "$1" | while read -r l; do losetup -d "$l" 2>/dev/null || true; done
 }
+
+# csi_sanity ROOT: prints the path of the csi-sanity binary (v5.4.0, cached outside the repository
+# under $HEARTH_CACHE or ~/.cache/hearth), installing it with go install first when it is missing.
+# The install's output goes to stderr.
+CSI_SANITY_VERSION=v5.4.0
+csi_sanity() {
+  local root=$1 cache=${HEARTH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hearth}
+  local bin="$cache/bin/csi-sanity-$CSI_SANITY_VERSION" tmpbin
+  if [ ! -x "$bin" ]; then
+    echo "installing csi-sanity $CSI_SANITY_VERSION with go install ..." >&2
+    command -v go >/dev/null || source "$root/.ci/go.sh" >&2
+    mkdir -p "$cache/bin"
+    tmpbin=$(mktemp -d)
+    GOBIN=$tmpbin GOFLAGS=-mod=mod go install "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@$CSI_SANITY_VERSION" >&2
+    mv "$tmpbin/csi-sanity" "$bin" && rmdir "$tmpbin"
+  fi
+  echo "$bin"
+}
