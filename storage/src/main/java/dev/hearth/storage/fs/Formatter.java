@@ -70,11 +70,20 @@ public final class Formatter {
      * then show the filesystem asked for.
      */
     public void format(Path device, FilesystemType type, long sizeBytes) {
-        Path target = device.toAbsolutePath(); // never let a path start with '-' on a command line
-        ProbeResult before = probe(prober, target, sizeBytes);
-        if (!before.isEmpty()) {
-            throw new NotBlankException(target, before);
+        ProbeResult before = probe(prober, device.toAbsolutePath(), sizeBytes);
+        if (!(before instanceof ProbeResult.Empty empty)) {
+            throw new NotBlankException(device.toAbsolutePath(), before);
         }
+        format(device, type, sizeBytes, empty);
+    }
+
+    /**
+     * {@link #format(Path, FilesystemType, long)} for a caller that has just probed the device
+     * itself and found it empty (the first-format decision does, under the volume's lock): the
+     * probe is not repeated; libblkid's look and the check of what mkfs made still are.
+     */
+    public void format(Path device, FilesystemType type, long sizeBytes, ProbeResult.Empty probed) {
+        Path target = device.toAbsolutePath(); // never let a path start with '-' on a command line
         refuseIfBlkidFindsAnything(target);
         runner.run(mkfsCommand(type, target), MKFS_TIMEOUT);
         checkMade(type, target, sizeBytes);

@@ -69,7 +69,7 @@ final class FirstFormat {
                 }
                 journal.begin(volume, device);
                 try {
-                    format(device, wanted, () -> formatter.format(device, wanted, size));
+                    format(device, wanted, () -> formatter.format(device, wanted, size, empty));
                 } catch (StorageException.Precondition refused) {
                     journal.end(volume); // refused before writing anything: nothing of ours is there
                     throw refused;
