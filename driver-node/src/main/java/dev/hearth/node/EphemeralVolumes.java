@@ -12,6 +12,7 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.mount.VolumeStager;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -50,12 +51,17 @@ final class EphemeralVolumes {
 
     /**
      * The pool's ID of the ephemeral volume the kubelet calls {@code volumeId}, if it exists. The
-     * kubelet's IDs ({@code csi-} and 64 hex digits) are never of the shape of a hearth volume ID, so
-     * an ID of that shape names a persistent volume and is not looked for in the pools.
+     * kubelet's own IDs ({@code csi-} and 64 hex digits) are looked for in every pool. An ID of the
+     * shape of a hearth volume ID almost always names a persistent volume, so for those only an
+     * ephemeral volume's own staging directory is looked for (a stat per pool, no pool lookup): an
+     * lvm pool would otherwise spawn an lvs on every unpublish.
      */
     Optional<VolumeId> find(String volumeId) {
         if (VolumeId.parse(volumeId).isPresent()) {
-            return Optional.empty();
+            String key = VolumeId.keyOf(name(volumeId));
+            return pools.all().stream().map(pool -> new VolumeId(pool.name(), key))
+                    .filter(id -> Files.isDirectory(staging(id)) && pools.existing(id.toString()).isPresent())
+                    .findFirst();
         }
         return pools.findByName(name(volumeId)).map(Volume::id);
     }
