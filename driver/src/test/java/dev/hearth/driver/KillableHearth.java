@@ -1,0 +1,157 @@
+package dev.hearth.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.driver.server.Channels;
+import dev.hearth.driver.server.Endpoint;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code hearth serve} as a crash test needs it: started, killed with SIGKILL together with the
+ * tools it runs (as the end of its container kills every process in it), started again on the
+ * same state, and called through a fresh channel each time.
+ */
+final class KillableHearth implements AutoCloseable {
+
+    private final Path logs;
+    private final Path socket;
+    private final List<String> jvmOptions;
+    private final Path classArchive;
+    private final String[] args;
+    private HearthProcess process;
+    private ManagedChannel channel;
+    private Duration lastStart = Duration.ZERO;
+
+    /**
+     * @param classArchive a CDS archive of the classes the driver loads: written when a driver
+     *     started without it stops normally ({@link #stop}), used by every start after that
+     */
+    KillableHearth(Path logs, Path socket, List<String> jvmOptions, Path classArchive, List<String> flags) {
+        this.logs = logs;
+        this.socket = socket;
+        this.jvmOptions = jvmOptions;
+        this.classArchive = classArchive;
+        List<String> all = new ArrayList<>(List.of("serve", "--endpoint", "unix://" + socket));
+        all.addAll(flags);
+        this.args = all.toArray(String[]::new);
+    }
+
+    /** Starts the driver and waits until Probe says it is ready. */
+    KillableHearth start() throws IOException, InterruptedException {
+        long started = System.nanoTime();
+        List<String> options = new ArrayList<>(jvmOptions);
+        options.add(Files.exists(classArchive) ? "-XX:SharedArchiveFile=" + classArchive
+                : "-XX:ArchiveClassesAtExit=" + classArchive);
+        process = HearthProcess.start(logs, options, args);
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        channel = Channels.channelTo(Endpoint.parse("unix://" + socket));
+        long deadline = started + Duration.ofSeconds(90).toNanos();
+        while (true) {
+            assertThat(process.process().isAlive()).as("hearth serve is running; stderr:%n%s", process.stderr())
+                    .isTrue();
+            try {
+                if (IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
+                        .probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
+                    lastStart = Duration.ofNanos(System.nanoTime() - started);
+                    return this;
+                }
+            } catch (StatusRuntimeException notYet) {
+                // no socket yet, or the killed driver's stale one
+            }
+            assertThat(System.nanoTime()).as("ready within 90 s; stderr:%n%s", process.stderr()).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    boolean running() {
+        return process != null && process.process().isAlive();
+    }
+
+    /** How long the last start took until Probe answered ready. */
+    Duration lastStart() {
+        return lastStart;
+    }
+
+    ControllerGrpc.ControllerBlockingStub controller() {
+        return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    ControllerGrpc.ControllerFutureStub controllerAsync() {
+        return ControllerGrpc.newFutureStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM, as a rolling update sends it, and the exit it leads to. */
+    void stop() throws IOException, InterruptedException {
+        channel.shutdownNow();
+        process.process().destroy();
+        assertThat(process.waitFor(Duration.ofSeconds(60))).as("exit code after SIGTERM").isZero();
+    }
+
+    /**
+     * SIGKILL to the driver and, at once, to every process it started; returns the command lines
+     * of the lvm processes that were running at that moment (empty: the kill landed between them).
+     */
+    List<String> kill() throws InterruptedException {
+        Process jvm = process.process();
+        List<ProcessHandle> children = jvm.descendants().toList();
+        List<String> lvm = children.stream().map(KillableHearth::lvmCommand).filter(c -> !c.isEmpty()).toList();
+        jvm.destroyForcibly();
+        children.forEach(ProcessHandle::destroyForcibly);
+        assertThat(jvm.waitFor(20, TimeUnit.SECONDS)).as("the killed driver exits").isTrue();
+        for (ProcessHandle child : children) {
+            assertThat(child.onExit().completeOnTimeout(null, 20, TimeUnit.SECONDS).join())
+                    .as("killed: %s", child.info()).isNotNull();
+        }
+        channel.shutdownNow();
+        return lvm;
+    }
+
+    /** Waits until the driver runs lvm {@code verb} (e.g. "lvextend"); false if it has not within {@code timeout}. */
+    boolean awaitLvm(String verb, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (process.process().descendants().map(KillableHearth::lvmCommand).anyMatch(c -> c.startsWith(verb))) {
+                return true;
+            }
+            Thread.sleep(2);
+        }
+        return false;
+    }
+
+    /** "lvcreate -s", "lvremove"...: what an lvm process was doing; "" for any other process. */
+    private static String lvmCommand(ProcessHandle process) {
+        ProcessHandle.Info info = process.info();
+        String[] args = info.arguments().orElse(new String[0]);
+        if (!info.command().orElse("").endsWith("/lvm") || args.length == 0) {
+            return "";
+        }
+        return args[0] + (List.of(args).contains("-s") ? " -s" : "");
+    }
+
+    String stderr() throws IOException {
+        return process == null ? "" : process.stderr();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        if (process != null) {
+            process.close();
+        }
+    }
+}

@@ -1,0 +1,657 @@
+package dev.hearth.driver;
+
+import static dev.hearth.driver.GuestLvm.MIB;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.UserModeLinux;
+import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.VolumeId;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Future;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * kill -9 of {@code hearth serve} in the middle of CreateVolume (new, restore, clone),
+ * CreateSnapshot, DeleteVolume and DeleteSnapshot on real LVM, thick and thin, then the same call
+ * retried as the external-provisioner and snapshotter retry it: each converges to what a
+ * crash-free call makes (the same ID and size, the LV with its tags, the data of a restore, clone
+ * or snapshot), and nothing is left behind (no transfer LV, no second LV, no suspended device,
+ * no blank mark of a deleted volume).
+ *
+ * <p>This kernel has no device-mapper, so everything runs in one user-mode Linux guest: a driver
+ * process with both pools, killed (with the lvm process it may be running, as the end of its
+ * container would) at moments spread over the crash-free duration of the call, measured first.
+ * The delays come from a seeded Random; the seed is printed, and {@code -Dhearth.crash.seed=}
+ * repeats a run, {@code -Dhearth.crash.kills=} sets the kills per scenario.
+ */
+@RequiresTools({"lvm", "thin_check", "dmsetup"})
+class LvmCrashUmlIT {
+
+    static final String VG = "crashvg";
+    /** The seed of the kills' delays; random unless given. */
+    static final String SEED = "hearth.crash.seed";
+    /** Kills per scenario; 2 unless given. */
+    static final String KILLS = "hearth.crash.kills";
+    /**
+     * Instead of a drawn delay, kill when the driver runs this lvm command (e.g. lvextend): the first
+     * kill as it starts, the others spread over its first 250 ms. To pin down a window a failure showed.
+     */
+    static final String KILL_ON = "hearth.crash.kill-on";
+    /** A regex of the scenarios to run; all unless given. */
+    static final String ONLY = "hearth.crash.only";
+    /** Every volume's size but a restore's: small, so copies and wipes keep a run short. */
+    private static final long SIZE = 32 * MIB;
+    /** A restore is larger than its snapshot: the rest must read as zeros (thick) or be added by lvextend (thin). */
+    private static final long RESTORED_SIZE = 48 * MIB;
+    private static final long TAG_THICK = 0x7468696b;
+    private static final long TAG_THIN = 0x7468696e;
+    private static final Pattern OUTCOME = Pattern.compile("^CRASH-SCENARIO (\\S+) (PASS|FAIL)$", Pattern.MULTILINE);
+    /** The guest has one CPU: C1 only and the serial collector start a JVM fastest there. */
+    private static final List<String> GUEST_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+            "-Xmx256m", "-Xshare:auto", "-XX:-UsePerfData");
+
+    /** The guest has no network interface: netty's warnings about it, stack traces and all, would bury the report. */
+    private static final Logger NETTY = Logger.getLogger("io.grpc.netty.shaded.io.netty");
+
+    @TempDir
+    Path dir;
+
+    @TestFactory
+    Stream<DynamicTest> aCallKilledMidwayAndRetriedConvergesWithNothingLeaked() throws IOException {
+        UserModeLinux.assumeAvailable("LVM needs device-mapper, which this kernel lacks");
+        Path jar = HearthProcess.jar();
+        long seed = Long.getLong(SEED, new SecureRandom().nextLong());
+        int kills = Integer.getInteger(KILLS, 2);
+        System.out.println("LvmCrashUmlIT: seed " + seed + " (repeat with -D" + SEED + "=" + seed + "), " + kills
+                + " kills per scenario");
+        Path disk = dir.resolve("disk.img");
+        try (RandomAccessFile image = new RandomAccessFile(disk.toFile(), "rw")) {
+            image.setLength(2L << 30);
+        }
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "--enable-native-access=ALL-UNNAMED"));
+        command.addAll(GUEST_JVM);
+        command.addAll(Stream.of(KILL_ON, ONLY).filter(p -> System.getProperty(p) != null)
+                .map(p -> "-D" + p + "=" + System.getProperty(p)).toList());
+        command.addAll(List.of("-Dhearth.jar=" + jar, "-D" + SEED + "=" + seed, "-D" + KILLS + "=" + kills,
+                "-cp", System.getProperty("java.class.path"), UserModeLinux.class.getName(),
+                LvmCrashUmlIT.class.getName(), "inGuest", dir.toString()));
+        UserModeLinux.Result guest = UserModeLinux.run(dir, Duration.ofMinutes(12), command, Map.of(),
+                List.of("-m", "1536M", "-k", "dm-thin-pool", "-k", "dm-snapshot", "-d", disk.toString()));
+        System.out.println(guest.describe());
+        Map<String, String> outcomes = new LinkedHashMap<>();
+        Matcher m = OUTCOME.matcher(guest.output());
+        while (m.find()) {
+            outcomes.put(m.group(1), m.group(2));
+        }
+        assertThat(outcomes).as("scenarios reported by the guest: " + guest.describe()).isNotEmpty();
+        assertThat(guest.output()).as(guest.describe()).contains(UserModeLinux.PASS);
+        return outcomes.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () ->
+                assertThat(e.getValue()).as(e.getKey() + " (seed " + seed + ") in the guest:\n"
+                        + section(guest.output(), e.getKey())).isEqualTo("PASS")));
+    }
+
+    private static String section(String output, String scenario) {
+        int start = output.indexOf("CRASH-SCENARIO-START " + scenario + " ");
+        int end = output.indexOf("CRASH-SCENARIO " + scenario + " ");
+        return start >= 0 && end > start ? output.substring(start, end) : output;
+    }
+
+    // ---- in the guest
+
+    static void inGuest(Path dir) throws Exception {
+        NETTY.setLevel(Level.SEVERE);
+        long seed = Long.getLong(SEED);
+        int kills = Integer.getInteger(KILLS);
+        long booted = System.nanoTime();
+        GuestLvm lvm = GuestLvm.create(VG, Path.of("/dev/ubda"), 512 * MIB);
+        Path run = Files.createDirectories(Path.of("/run/hearth"));
+        Path state = run.resolve("state");
+        List<String> flags = List.of("--node-id", "uml", "--state-dir", state.toString(), "--metrics-address", "",
+                "--pool", "name=thick,kind=lvm,vg=" + VG,
+                "--pool", "name=thin,kind=lvm,vg=" + VG + ",thinpool=tp,overprovision=3");
+        try (KillableHearth hearth = new KillableHearth(dir.resolve("logs"), run.resolve("csi.sock"), GUEST_JVM,
+                dir.resolve("hearth.jsa"), flags)) {
+            hearth.start();
+            System.out.println("guest: volume group ready and hearth serving after "
+                    + Duration.ofNanos(System.nanoTime() - booted).toMillis() + " ms (start "
+                    + hearth.lastStart().toMillis() + " ms)");
+            Crashes crashes = new Crashes(hearth, lvm, state, seed, kills);
+            crashes.makeSources();
+            // The classes the driver loaded for them are archived as it stops, which makes every restart faster.
+            hearth.stop();
+            hearth.start();
+            System.out.println("guest: sources made, classes archived; a restart takes "
+                    + hearth.lastStart().toMillis() + " ms");
+            crashes.runAll();
+        }
+    }
+
+    /** What a call answers, as far as a retry must answer the same. */
+    record Answer(String id, long bytes) {}
+
+    /** One CSI call with fixed arguments: made blocking (crash-free, retries) or begun to be killed in. */
+    record Call(String what, ThrowingFunction<KillableHearth, Answer> blocking,
+            ThrowingFunction<KillableHearth, Future<?>> begin) {
+
+        static Call createVolume(CreateVolumeRequest request) {
+            return new Call("CreateVolume " + request.getName(), h -> {
+                var volume = h.controller().createVolume(request).getVolume();
+                return new Answer(volume.getVolumeId(), volume.getCapacityBytes());
+            }, h -> h.controllerAsync().createVolume(request));
+        }
+
+        static Call createSnapshot(CreateSnapshotRequest request) {
+            return new Call("CreateSnapshot " + request.getName(), h -> {
+                var snapshot = h.controller().createSnapshot(request).getSnapshot();
+                return new Answer(snapshot.getSnapshotId(), snapshot.getSizeBytes());
+            }, h -> h.controllerAsync().createSnapshot(request));
+        }
+
+        static Call deleteVolume(String id) {
+            DeleteVolumeRequest request = DeleteVolumeRequest.newBuilder().setVolumeId(id).build();
+            return new Call("DeleteVolume " + id, h -> {
+                h.controller().deleteVolume(request);
+                return new Answer(id, 0);
+            }, h -> h.controllerAsync().deleteVolume(request));
+        }
+
+        static Call deleteSnapshot(String id) {
+            DeleteSnapshotRequest request = DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build();
+            return new Call("DeleteSnapshot " + id, h -> {
+                h.controller().deleteSnapshot(request);
+                return new Answer(id, 0);
+            }, h -> h.controllerAsync().deleteSnapshot(request));
+        }
+    }
+
+    @FunctionalInterface
+    interface ThrowingFunction<T, R> {
+        R apply(T value) throws Exception;
+    }
+
+    @FunctionalInterface
+    interface Step {
+        void run() throws Exception;
+    }
+
+    /** The scenarios, on one driver that each kill replaces, and the fixtures they read from. */
+    static final class Crashes {
+
+        private final KillableHearth hearth;
+        private final GuestLvm lvm;
+        private final Path state;
+        private final long seed;
+        private final int kills;
+        private String thickSource;
+        private String thickSourceSnapshot;
+        private String thinSource;
+        private String thinSourceSnapshot;
+
+        Crashes(KillableHearth hearth, GuestLvm lvm, Path state, long seed, int kills) {
+            this.hearth = hearth;
+            this.lvm = lvm;
+            this.state = state;
+            this.seed = seed;
+            this.kills = kills;
+        }
+
+        void runAll() throws Exception {
+            Set<String> baseline = lvm.lvs().keySet();
+            List<Scenario> scenarios = List.of(
+                    newVolume("thick"), newVolume("thin"),
+                    restore("thick", thickSourceSnapshot, TAG_THICK), clone("thick", thickSource, TAG_THICK),
+                    restore("thin", thinSourceSnapshot, TAG_THIN),
+                    snapshot("thick", thickSource, TAG_THICK), snapshot("thin", thinSource, TAG_THIN),
+                    deleteVolume("thick"), deleteVolume("thin"),
+                    deleteSnapshot("thick", thickSource), deleteSnapshot("thin", thinSource));
+            for (int i = 0; i < scenarios.size(); i++) {
+                Scenario scenario = scenarios.get(i);
+                if (!scenario.name.matches(System.getProperty(ONLY, ".*"))) {
+                    continue;
+                }
+                long scenarioSeed = seed + i;
+                report(scenario.name, scenarioSeed, () -> crash(scenario, new Random(scenarioSeed)),
+                        () -> cleanUp(baseline));
+            }
+            report("everythingDeletedThroughTheApiLeavesOnlyTheThinPool", seed, this::deleteEverything, () -> {});
+        }
+
+        /** Runs a scenario and prints its outcome line; {@code cleanUp} after a failure, so the next starts clean. */
+        private void report(String name, long scenarioSeed, Step steps, Step cleanUp) {
+            System.out.println("CRASH-SCENARIO-START " + name + " seed " + scenarioSeed);
+            long start = System.nanoTime();
+            boolean passed = false;
+            try {
+                steps.run();
+                passed = true;
+            } catch (Throwable t) {
+                t.printStackTrace(System.out);
+                try {
+                    System.out.println("driver stderr (tail):\n" + tail(hearth.stderr(), 4000));
+                    cleanUp.run();
+                } catch (Throwable again) {
+                    System.out.println("cleanup after the failure failed too: " + again);
+                }
+            }
+            System.out.println(name + ": " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
+            System.out.println("CRASH-SCENARIO " + name + (passed ? " PASS" : " FAIL"));
+            System.out.flush();
+        }
+
+        // ---- the fixtures: a thick and a thin volume holding a pattern, a snapshot of each
+
+        void makeSources() throws Exception {
+            thickSource = Call.createVolume(volumeRequest("thick", "src-thick", SIZE, Optional.empty()))
+                    .blocking().apply(hearth).id();
+            GuestLvm.writePattern(lvm.device(GuestLvm.volumeLv(thickSource)), SIZE, TAG_THICK);
+            thinSource = Call.createVolume(volumeRequest("thin", "src-thin", SIZE, Optional.empty()))
+                    .blocking().apply(hearth).id();
+            GuestLvm.writePattern(lvm.device(GuestLvm.volumeLv(thinSource)), SIZE, TAG_THIN);
+            thickSourceSnapshot = awaitReady(snapshotRequest("src-thick-snap", thickSource)).id();
+            thinSourceSnapshot = awaitReady(snapshotRequest("src-thin-snap", thinSource)).id();
+        }
+
+        // ---- the scenarios
+
+        /**
+         * One call killed {@code kills} times: first made crash-free (its duration and answer are the
+         * reference), then for each kill: prepared, begun, killed after a delay drawn from a stratum
+         * of 0 to 1.25 times that duration, the driver started again, the call retried until it
+         * succeeds, and the outcome checked and undone.
+         */
+        private void crash(Scenario scenario, Random random) throws Exception {
+            try {
+                crashes(scenario, random);
+            } finally {
+                scenario.release.run();
+            }
+        }
+
+        private void crashes(Scenario scenario, Random random) throws Exception {
+            scenario.prepare.run();
+            Set<String> before = lvNames();
+            long start = System.nanoTime();
+            Answer reference = scenario.call.blocking().apply(hearth);
+            scenario.settle.apply(reference);
+            long took = Duration.ofNanos(System.nanoTime() - start).toMillis();
+            scenario.check.check(reference, before);
+            scenario.undo.apply(reference);
+            System.out.println("crash-free: " + scenario.call.what() + " took " + took + " ms, answered " + reference);
+            for (int kill = 0; kill < kills; kill++) {
+                scenario.prepare.run();
+                before = lvNames();
+                long delay = (long) (took * 1.25 * (kill + random.nextDouble()) / kills);
+                long begun = System.nanoTime();
+                Future<?> call = scenario.call.begin().apply(hearth);
+                String killOn = System.getProperty(KILL_ON);
+                if (killOn == null) {
+                    Thread.sleep(delay);
+                } else if (hearth.awaitLvm(killOn, Duration.ofSeconds(20))) {
+                    delay = 250L * kill / kills; // the first kill as the command starts, before it commits anything
+                    Thread.sleep(delay);
+                }
+                boolean returned = call.isDone();
+                long killedAt = Duration.ofNanos(System.nanoTime() - begun).toMillis();
+                List<String> lvmRunning = hearth.kill();
+                hearth.start();
+                System.out.printf("kill %d/%d at %d ms (%s): %s%s; restarted in %d ms%n", kill + 1, kills, killedAt,
+                        killOn == null ? "drawn " + delay + " ms of " + took : delay + " ms into lvm " + killOn,
+                        returned ? "after the call had returned, " : "",
+                        lvmRunning.isEmpty() ? "no lvm running" : "during lvm " + String.join(", ", lvmRunning),
+                        hearth.lastStart().toMillis());
+                Map<String, Integer> refusals = new LinkedHashMap<>();
+                Answer answer = retry(scenario.call, refusals);
+                scenario.settle.apply(answer);
+                assertThat(answer).as("the retried call answers as the crash-free one did").isEqualTo(reference);
+                scenario.check.check(answer, before);
+                assertThat(lvm.suspendedDevices()).as("device-mapper devices left suspended").isEmpty();
+                scenario.undo.apply(answer);
+                System.out.println("  retried " + (refusals.isEmpty() ? "once: OK" : "after refusals " + refusals
+                        + ": OK") + "; converged");
+            }
+        }
+
+        /**
+         * The call again, every half second, until it succeeds, as a sidecar retries it; noting each
+         * refusal. Gives up after 60 s, or after the same refusal ten times in a row.
+         */
+        private Answer retry(Call call, Map<String, Integer> refusals) throws Exception {
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            String last = "";
+            int same = 0;
+            while (true) {
+                try {
+                    return call.blocking().apply(hearth);
+                } catch (StatusRuntimeException e) {
+                    String refusal = e.getStatus().getCode() + " \""
+                            + tail(String.valueOf(e.getStatus().getDescription()), 200) + "\"";
+                    refusals.merge(refusal, 1, Integer::sum);
+                    same = refusal.equals(last) ? same + 1 : 1;
+                    last = refusal;
+                    assertThat(System.nanoTime() < deadline && same < 10).as("%s succeeds when retried; refused: %s",
+                            call.what(), refusals).isTrue();
+                    Thread.sleep(500);
+                }
+            }
+        }
+
+        private Scenario newVolume(String pool) {
+            String name = "pvc-new-" + pool;
+            return new Scenario("createVolume." + pool,
+                    Call.createVolume(volumeRequest(pool, name, SIZE, Optional.empty())),
+                    (answer, before) -> {
+                        checkVolume(answer, name, SIZE, Optional.empty(), before);
+                        assertThat(blankMark(answer.id())).as("a new volume is marked never handed out").exists();
+                    },
+                    this::deleteVolume);
+        }
+
+        private Scenario restore(String pool, String snapshot, long tag) {
+            String name = "pvc-restore-" + pool;
+            VolumeContentSource source = VolumeContentSource.newBuilder().setSnapshot(
+                    VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snapshot)).build();
+            return new Scenario("createVolumeFromSnapshot." + pool,
+                    Call.createVolume(volumeRequest(pool, name, RESTORED_SIZE, Optional.of(source))),
+                    (answer, before) -> {
+                        checkVolume(answer, name, RESTORED_SIZE, Optional.of("snapshot:" + snapshot), before);
+                        assertThat(GuestLvm.wrongBlocks(lvm.device(GuestLvm.volumeLv(answer.id())), SIZE,
+                                RESTORED_SIZE, tag)).as("blocks of the restore unlike the snapshot (then zeros)").isZero();
+                    },
+                    this::deleteVolume);
+        }
+
+        /** A clone of a volume held open (as by a pod using it), so it is read through a transfer snapshot. */
+        private Scenario clone(String pool, String volume, long tag) {
+            String name = "pvc-clone-" + pool;
+            VolumeContentSource source = VolumeContentSource.newBuilder().setVolume(
+                    VolumeContentSource.VolumeSource.newBuilder().setVolumeId(volume)).build();
+            Scenario scenario = new Scenario("createVolumeFromVolume." + pool,
+                    Call.createVolume(volumeRequest(pool, name, 0, Optional.of(source))),
+                    (answer, before) -> {
+                        checkVolume(answer, name, 0, Optional.of("volume:" + volume), before);
+                        assertThat(GuestLvm.wrongBlocks(lvm.device(GuestLvm.volumeLv(answer.id())), SIZE,
+                                SIZE, tag)).as("blocks of the clone unlike its source").isZero();
+                    },
+                    this::deleteVolume);
+            FileChannel[] held = new FileChannel[1];
+            scenario.prepare = () -> {
+                if (held[0] == null) {
+                    held[0] = FileChannel.open(lvm.device(GuestLvm.volumeLv(volume)), StandardOpenOption.READ);
+                }
+            };
+            scenario.release = () -> {
+                if (held[0] != null) {
+                    held[0].close();
+                }
+            };
+            return scenario;
+        }
+
+        private Scenario snapshot(String pool, String volume, long tag) {
+            String name = "snap-" + pool;
+            CreateSnapshotRequest request = snapshotRequest(name, volume);
+            Scenario scenario = new Scenario("createSnapshot." + pool, Call.createSnapshot(request),
+                    (answer, before) -> {
+                        String lv = GuestLvm.snapshotLv(answer.id());
+                        awaitNoTransfer();
+                        Map<String, GuestLvm.Lv> lvs = lvm.lvs();
+                        assertThat(lvs.keySet()).as("LVs: those before and the snapshot's")
+                                .containsExactlyInAnyOrderElementsOf(plus(before, lv));
+                        assertThat(lvs.get(lv).tags()).contains("hearth.kind=snapshot", "hearth.name=" + b64(name),
+                                "hearth.of=" + volume).doesNotContain("hearth.copying");
+                        assertThat(snapshotWrongBlocks(lv, tag)).as("blocks of the snapshot unlike its source")
+                                .isZero();
+                    },
+                    this::deleteSnapshot);
+            scenario.settle = answer -> awaitReady(request);
+            return scenario;
+        }
+
+        private Scenario deleteVolume(String pool) {
+            String name = "pvc-delete-" + pool;
+            CreateVolumeRequest create = volumeRequest(pool, name, SIZE, Optional.empty());
+            String id = VolumeId.mint(pool, name).toString();
+            Scenario scenario = new Scenario("deleteVolume." + pool, Call.deleteVolume(id),
+                    (answer, before) -> {
+                        assertThat(lvm.lvs().keySet()).as("LVs: those before but the volume's")
+                                .containsExactlyInAnyOrderElementsOf(minus(before, GuestLvm.volumeLv(id)));
+                        assertThat(blankMark(id)).as("the blank mark of a deleted volume").doesNotExist();
+                    },
+                    answer -> null);
+            scenario.prepare = () -> Call.createVolume(create).blocking().apply(hearth);
+            return scenario;
+        }
+
+        private Scenario deleteSnapshot(String pool, String volume) {
+            String name = "snap-delete-" + pool;
+            CreateSnapshotRequest create = snapshotRequest(name, volume);
+            String id = SnapshotId.mint(pool, name).toString();
+            Scenario scenario = new Scenario("deleteSnapshot." + pool, Call.deleteSnapshot(id),
+                    (answer, before) -> assertThat(lvm.lvs().keySet()).as("LVs: those before but the snapshot's")
+                            .containsExactlyInAnyOrderElementsOf(minus(before, GuestLvm.snapshotLv(id))),
+                    answer -> null);
+            // Deleted while a thick snapshot's copy still runs, as a user deleting it at once would.
+            scenario.prepare = () -> Call.createSnapshot(create).blocking().apply(hearth);
+            return scenario;
+        }
+
+        /** Everything the fixtures made, deleted through the API: only the thin pool is left, and no trace. */
+        private void deleteEverything() throws Exception {
+            for (String snapshot : List.of(thickSourceSnapshot, thinSourceSnapshot)) {
+                Call.deleteSnapshot(snapshot).blocking().apply(hearth);
+            }
+            for (String volume : List.of(thickSource, thinSource)) {
+                Call.deleteVolume(volume).blocking().apply(hearth);
+            }
+            assertThat(lvm.lvs().keySet()).as("LVs after everything was deleted").containsExactly("tp");
+            assertThat(lvm.mounts()).as("mounts of the group's devices").isEmpty();
+            assertThat(lvm.suspendedDevices()).as("suspended devices").isEmpty();
+            for (String pool : List.of("thick", "thin")) {
+                Path blank = state.resolve("pools").resolve(pool).resolve("blank");
+                try (Stream<Path> marks = Files.exists(blank) ? Files.list(blank) : Stream.empty()) {
+                    assertThat(marks.toList()).as("blank marks of pool %s", pool).isEmpty();
+                }
+            }
+        }
+
+        // ---- checks
+
+        private void checkVolume(Answer answer, String name, long requested, Optional<String> source,
+                Set<String> before) {
+            String lv = GuestLvm.volumeLv(answer.id());
+            Map<String, GuestLvm.Lv> lvs = lvm.lvs();
+            assertThat(lvs.keySet()).as("LVs: those before and the volume's").containsExactlyInAnyOrderElementsOf(
+                    plus(before, lv));
+            GuestLvm.Lv volume = lvs.get(lv);
+            assertThat(volume.sizeBytes()).as("the LV's size").isEqualTo(answer.bytes());
+            assertThat(volume.tags()).contains("hearth.kind=volume", "hearth.name=" + b64(name),
+                    "hearth.requested=" + requested).doesNotContain("hearth.copying");
+            source.ifPresentOrElse(s -> assertThat(volume.tags()).contains("hearth.source=" + s),
+                    () -> assertThat(volume.tags()).noneMatch(t -> t.startsWith("hearth.source=")));
+        }
+
+        /** Compares a snapshot's LV with the pattern; a thin snapshot is inactive, so it is activated to read it. */
+        private long snapshotWrongBlocks(String lv, long tag) throws IOException {
+            Path device = lvm.device(lv);
+            boolean activated = !Files.exists(device);
+            if (activated) {
+                lvm.run("lvchange", "-ay", "-K", VG + "/" + lv);
+            }
+            try {
+                return GuestLvm.wrongBlocks(device, SIZE, SIZE, tag);
+            } finally {
+                if (activated) {
+                    lvm.run("lvchange", "-an", VG + "/" + lv);
+                }
+            }
+        }
+
+        /** A thick copy removes its transfer LV just after it marks the copy done: a moment later, not at once. */
+        private void awaitNoTransfer() throws InterruptedException {
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (!GuestLvm.transfers(lvm.lvs().keySet()).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+        }
+
+        /** The LVs but transfers, which come and go with copies. */
+        private Set<String> lvNames() {
+            Set<String> names = new TreeSet<>(lvm.lvs().keySet());
+            GuestLvm.transfers(names).forEach(names::remove);
+            return names;
+        }
+
+        private Path blankMark(String volumeId) {
+            return state.resolve("pools").resolve(volumeId.substring(0, volumeId.lastIndexOf('-')))
+                    .resolve("blank").resolve(volumeId);
+        }
+
+        // ---- calls
+
+        private Answer awaitReady(CreateSnapshotRequest request) throws Exception {
+            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            while (true) {
+                var snapshot = hearth.controller().createSnapshot(request).getSnapshot();
+                if (snapshot.getReadyToUse()) {
+                    return new Answer(snapshot.getSnapshotId(), snapshot.getSizeBytes());
+                }
+                assertThat(System.nanoTime()).as("snapshot %s ready within 90 s", request.getName())
+                        .isLessThan(deadline);
+                Thread.sleep(100);
+            }
+        }
+
+        private Void deleteVolume(Answer answer) throws Exception {
+            Call.deleteVolume(answer.id()).blocking().apply(hearth);
+            return null;
+        }
+
+        private Void deleteSnapshot(Answer answer) throws Exception {
+            Call.deleteSnapshot(answer.id()).blocking().apply(hearth);
+            return null;
+        }
+
+        /** After a failed scenario: a live driver, and every LV the scenario may have left removed. */
+        private void cleanUp(Set<String> baseline) throws Exception {
+            if (!hearth.running()) {
+                hearth.start();
+            }
+            for (String lv : lvm.lvs().keySet()) {
+                if (baseline.contains(lv) || lv.contains(".xfer.")) {
+                    continue;
+                }
+                String[] parts = lv.split("\\.");
+                try {
+                    if (parts.length == 4 && parts[2].equals("snap")) {
+                        Call.deleteSnapshot(parts[1] + "_" + parts[3]).blocking().apply(hearth);
+                    } else if (parts.length == 3) {
+                        Call.deleteVolume(parts[1] + "-" + parts[2]).blocking().apply(hearth);
+                    }
+                } catch (StatusRuntimeException e) {
+                    System.out.println("cleanup: deleting " + lv + " through the API: " + e.getStatus());
+                }
+            }
+            for (String lv : lvm.lvs().keySet()) {
+                if (!baseline.contains(lv)) {
+                    lvm.run("lvremove", "-f", VG + "/" + lv);
+                }
+            }
+        }
+
+        private static CreateVolumeRequest volumeRequest(String pool, String name, long bytes,
+                Optional<VolumeContentSource> source) {
+            CreateVolumeRequest.Builder request = CreateVolumeRequest.newBuilder().setName(name)
+                    .addVolumeCapabilities(TestDriver.block()).putParameters("hearth.dev/pool", pool);
+            if (bytes > 0) {
+                request.setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes));
+            }
+            source.ifPresent(request::setVolumeContentSource);
+            return request.build();
+        }
+
+        private static CreateSnapshotRequest snapshotRequest(String name, String volume) {
+            return CreateSnapshotRequest.newBuilder().setName(name).setSourceVolumeId(volume).build();
+        }
+
+        private static Set<String> plus(Set<String> names, String name) {
+            Set<String> all = new TreeSet<>(names);
+            all.add(name);
+            return all;
+        }
+
+        private static Set<String> minus(Set<String> names, String name) {
+            Set<String> rest = new TreeSet<>(names);
+            rest.remove(name);
+            return rest;
+        }
+
+        private static String b64(String text) {
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+        }
+
+        private static String tail(String text, int chars) {
+            return text.length() <= chars ? text : "..." + text.substring(text.length() - chars);
+        }
+    }
+
+    /** A call to kill the driver in, with what comes before and after it. */
+    static final class Scenario {
+
+        @FunctionalInterface
+        interface Check {
+            void check(Answer answer, Set<String> lvsBefore) throws Exception;
+        }
+
+        final String name;
+        final Call call;
+        final Check check;
+        /** Crash-free, before each run: what the call acts on (the volume a delete removes). */
+        Step prepare = () -> {};
+        /** After a success: waits for what the call started in the background (a thick snapshot's copy). */
+        ThrowingFunction<Answer, ?> settle = answer -> null;
+        /** Undoes a run through the API, so the next starts from the same state. */
+        ThrowingFunction<Answer, ?> undo;
+        /** After the last run. */
+        Step release = () -> {};
+
+        Scenario(String name, Call call, Check check, ThrowingFunction<Answer, ?> undo) {
+            this.name = name;
+            this.call = call;
+            this.check = check;
+            this.undo = undo;
+        }
+    }
+}
