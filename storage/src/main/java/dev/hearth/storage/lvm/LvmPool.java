@@ -258,6 +258,20 @@ public final class LvmPool implements Pool {
         Volume volume = LvTags.toVolume(id, existing).orElseThrow(() -> new StorageException.Conflict(
                 "logical volume " + config.volumeGroup() + "/" + existing.name()
                         + " exists but is not a complete hearth volume record; it is left alone"));
+        long asked = request.range().requiredBytes();
+        if (existing.sizeBytes() < asked
+                && LvTags.value(existing.tags(), LvTags.REQUESTED).equals(Optional.of(Long.toString(asked)))) {
+            // Smaller than its own request: a thin restore or clone larger than its source (lvcreate -s,
+            // then lvextend) that a crash cut short between the two. Grown now, as the first call would have.
+            long size = request.range().resolve(extentBytes(), asked, asked);
+            request.sameRequestAgain(volume.withSize(size), parameters);
+            if (config.thin()) {
+                requireRoom(thinCapacity(allVolumes().orElseThrow(this::groupMissing)), size - existing.sizeBytes(),
+                        "volume " + id);
+            }
+            lvextend(id, existing.name(), size);
+            volume = volume.withSize(size);
+        }
         request.sameRequestAgain(volume, parameters);
         if (existing.tags().contains(LvTags.COPYING)) {
             copyIn(volume, existing.name(), existing.sizeBytes()); // a restore or clone whose copy a crash cut short: done again, whole
