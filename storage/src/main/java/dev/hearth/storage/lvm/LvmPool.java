@@ -229,9 +229,15 @@ public final class LvmPool implements Pool {
     /**
      * One lvcreate, which LVM itself refuses when the group has too little free space; a create
      * retried after a crash finds the LV it made and, if it was never handed out, clears its ends again.
+     * An LV that exists is looked up first and never marked blank again: it may have been handed out
+     * since, and a mark would have its ends cleared here and a filesystem made over its data at the next stage.
      */
     private Volume createThick(VolumeId id, String lv, VolumeRequest request, Map<String, String> parameters,
             long size) {
+        Optional<LogicalVolume> found = findLv(lv);
+        if (found.isPresent()) {
+            return again(id, found.get(), request, parameters);
+        }
         Instant created = now();
         blank.mark(id);
         List<String> args = new ArrayList<>(List.of("-n", lv, "-L", size + "b", "-kn", "-Wn", "-Zn", "-y"));

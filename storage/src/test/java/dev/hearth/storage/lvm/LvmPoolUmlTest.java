@@ -172,6 +172,12 @@ class LvmPoolUmlTest {
             pool.handedOut(volume.id());
             assertThat(pool.emptiness(volume.id())).isInstanceOf(Emptiness.Unknown.class);
             assertThat(pool.condition(volume.id()).abnormal()).isFalse();
+            writePattern(device, 100 * MIB);
+            assertThat(pool.create(request("pvc-a", 100 * MIB))).as("the same request once it was handed out")
+                    .isEqualTo(volume);
+            assertThat(patternBlocks(device, 100 * MIB)).as("its data, untouched by the repeated create")
+                    .isEqualTo(100 * MIB / 4096);
+            assertThat(pool.emptiness(volume.id())).as("not blank again").isInstanceOf(Emptiness.Unknown.class);
 
             Volume grown = pool.expansion().orElseThrow().expand(volume.id(), new CapacityRange(150 * MIB, 0));
             assertThat(grown.sizeBytes()).isEqualTo(152 * MIB); // rounded up to 4 MiB extents
