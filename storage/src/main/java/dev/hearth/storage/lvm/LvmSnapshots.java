@@ -111,7 +111,7 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
         }
         if (copy == null) {
             String transfer = Names.transfer(pool.name(), id.key());
-            if (LvmPool.named(lvs, transfer).isEmpty()) {
+            if (LvmPool.named(lvs, transfer).filter(t -> readable(t, existing)).isEmpty()) {
                 discard(id, existing.name());
                 throw new StorageException.Failed("snapshot " + id + " was cut short before its copy began; "
                         + "what it made is removed: retry to take it again");
@@ -162,21 +162,32 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
             Optional<String> transferKey = Names.transferKey(pool.name(), lv.name());
             if (transferKey.isPresent()) {
                 String snapshot = Names.snapshot(new SnapshotId(pool.name(), transferKey.get()));
-                boolean needed = LvmPool.named(lvs, snapshot).filter(s -> s.tags().contains(LvTags.COPYING)).isPresent();
+                boolean needed = LvmPool.named(lvs, snapshot)
+                        .filter(s -> s.tags().contains(LvTags.COPYING) && readable(lv, s)).isPresent();
                 if (!needed) {
-                    pool.removeQuietly(lv.name(), null); // a clone's or a finished copy's leftover
+                    pool.removeQuietly(lv.name(), null); // a clone's, a finished copy's or a half-made one's
                 }
                 continue;
             }
             Optional<SnapshotId> id = Names.snapshotId(pool.name(), lv.name());
             if (id.isPresent() && lv.tags().contains(LvTags.COPYING)) {
                 String transfer = Names.transfer(pool.name(), id.get().key());
-                if (LvmPool.named(lvs, transfer).isPresent()) {
+                if (LvmPool.named(lvs, transfer).filter(t -> readable(t, lv)).isPresent()) {
                     LOG.log(System.Logger.Level.INFO, "resuming the copy of snapshot " + id.get());
                     start(id.get(), lv.name(), transfer, lv.sizeBytes());
                 }
             }
         }
+    }
+
+    /**
+     * Whether a copy can read {@code snapshot}'s content from {@code transfer}: only if it is a
+     * copy-on-write snapshot of the snapshot's source. An lvcreate -s killed midway leaves a plain
+     * LV by the transfer's name, with its tag, whose blocks are whatever its extents held before.
+     */
+    private static boolean readable(LogicalVolume transfer, LogicalVolume snapshot) {
+        return LvTags.value(snapshot.tags(), LvTags.OF).flatMap(VolumeId::parse)
+                .filter(source -> transfer.origin().equals(Names.volume(source))).isPresent();
     }
 
     @Override

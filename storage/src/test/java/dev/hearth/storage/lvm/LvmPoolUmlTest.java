@@ -11,6 +11,8 @@ import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Snapshot;
+import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.Snapshots;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeRequest;
@@ -112,6 +114,7 @@ class LvmPoolUmlTest {
                 () -> snapshotUnderWriter(thick(state, LvmPoolConfig.Wipe.ZERO)));
         scenarios.put("thinSnapshotOfAMountedVolumeUnderAWriterRestoresConsistent",
                 () -> snapshotUnderWriter(thin(state)));
+        scenarios.put("aHalfMadeTransferIsNeverCopiedIntoASnapshot", () -> halfMadeTransfer(state));
         scenarios.put("missingVolumeGroupMeansNoSpaceNotABrokenDriver", () -> missingGroup(state));
         boolean failed = false;
         for (var entry : scenarios.entrySet()) {
@@ -420,6 +423,45 @@ class LvmPoolUmlTest {
             pool.delete(restored.id());
             pool.snapshots().orElseThrow().delete(snapshot.id());
             assertThat(LvmHost.lvNames()).containsExactly("tp");
+        }
+    }
+
+    /**
+     * What a driver killed inside a thick snapshot's {@code lvcreate -s} can leave: the snapshot's
+     * LV, still copying, and by its transfer's name a plain LV (LVM makes the copy-on-write LV
+     * first and turns it into a snapshot of the origin in a second commit) whose bytes are whatever
+     * its extents held. The restarted pool must not copy from it; the snapshot is taken again.
+     */
+    static void halfMadeTransfer(Path state) throws Exception {
+        SnapshotId id = SnapshotId.mint("thick", "half-made");
+        Volume volume;
+        try (LvmPool pool = thick(state, LvmPoolConfig.Wipe.ZERO)) {
+            volume = pool.create(request("half-made-source", 64 * MIB));
+            writePattern(pool.attach(volume.id()).device(), 64 * MIB);
+        }
+        List<String> snapshotTags = LvTags.addTags(LvTags.snapshot("half-made", volume.id(), LvmPool.now(), true));
+        List<String> args = new ArrayList<>(List.of("lvcreate", "-n", Names.snapshot(id), "-L", "64m", "-y", "-Zn"));
+        args.addAll(snapshotTags);
+        args.add(VG);
+        LvmHost.lvm(args.toArray(String[]::new));
+        LvmHost.lvm("lvcreate", "-n", Names.transfer("thick", id.key()), "-L", "64m", "-y", "-Zy", "--addtag",
+                LvTags.TRANSFER, VG);
+        try (LvmPool pool = thick(state, LvmPoolConfig.Wipe.ZERO)) {
+            assertThat(LvmHost.lvNames()).as("the half-made transfer is removed at start").noneMatch(
+                    name -> name.contains(".xfer."));
+            Snapshots snapshots = pool.snapshots().orElseThrow();
+            assertThatThrownBy(() -> snapshots.create("half-made", volume.id()))
+                    .isInstanceOf(StorageException.Failed.class).hasMessageContaining("retry");
+            Snapshot snapshot = snapshots.create("half-made", volume.id());
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (!snapshots.find(id).orElseThrow().readyToUse()) {
+                assertThat(System.nanoTime()).as("copy done within 2 minutes").isLessThan(deadline);
+                Thread.sleep(200);
+            }
+            assertThat(patternBlocks(Names.device(VG, Names.snapshot(snapshot.id())), 64 * MIB))
+                    .as("the snapshot holds its source's blocks").isEqualTo(64 * MIB / 4096);
+            snapshots.delete(snapshot.id());
+            pool.delete(volume.id());
         }
     }
 
