@@ -473,13 +473,16 @@ public final class LvmPool implements Pool {
             throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
                     + "in progress); retry when that is done");
         }
-        wipe(id, lv, volume.sizeBytes());
+        wipe("volume " + id, lv, volume.sizeBytes());
         change("removing volume " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
         blank.clear(id);
     }
 
-    /** The pool's wipe policy over a thick volume's extents, before they go back to the group. */
-    private void wipe(VolumeId id, String lv, long size) {
+    /**
+     * The pool's wipe policy over a thick LV's extents (a volume's, or a thick snapshot's full
+     * copy of one), before they go back to the group and to the next volume made there.
+     */
+    void wipe(String what, String lv, long size) {
         if (config.wipe() == LvmPoolConfig.Wipe.NONE) {
             return;
         }
@@ -491,7 +494,7 @@ public final class LvmPool implements Pool {
                 BlockDevices.discard(device, 0, size);
             }
         } catch (IOException e) {
-            throw new StorageException.Failed("wiping volume " + id + " (" + config.wipe().label() + ") before "
+            throw new StorageException.Failed("wiping " + what + " (" + config.wipe().label() + ") before "
                     + "removing it: " + e.getMessage(), e);
         }
     }

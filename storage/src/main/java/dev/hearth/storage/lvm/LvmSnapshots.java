@@ -105,14 +105,14 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
         Copy copy = copies.get(id);
         if (copy != null && copy.failure != null) {
             copies.remove(id);
-            discard(id, existing.name());
+            discard(id, existing);
             throw new StorageException.Failed("copying snapshot " + id + " failed, and what it made is removed; "
                     + "retry to take it again: " + copy.failure);
         }
         if (copy == null) {
             String transfer = Names.transfer(pool.name(), id.key());
             if (LvmPool.named(lvs, transfer).filter(t -> readable(t, existing)).isEmpty()) {
-                discard(id, existing.name());
+                discard(id, existing);
                 throw new StorageException.Failed("snapshot " + id + " was cut short before its copy began; "
                         + "what it made is removed: retry to take it again");
             }
@@ -223,13 +223,20 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
                     + " is not tagged as a hearth snapshot; it is left alone");
         }
         stop(id);
-        discard(id, lv);
+        discard(id, found.get());
     }
 
-    /** Removes a snapshot's LV and its transfer, if one is left. */
-    private void discard(SnapshotId id, String lv) {
+    /**
+     * Removes a snapshot's LV and its transfer, if one is left. A thick snapshot is a full copy of
+     * a volume's data: its extents are wiped as a deleted volume's are, or the next volume made on
+     * them would read it.
+     */
+    private void discard(SnapshotId id, LogicalVolume lv) {
         pool.removeIfPresent(Names.transfer(pool.name(), id.key()));
-        pool.change("removing snapshot " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
+        if (!config.thin()) {
+            pool.wipe("snapshot " + id, lv.name(), lv.sizeBytes());
+        }
+        pool.change("removing snapshot " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv.name()));
     }
 
     /** Stops a running copy of the snapshot and waits for it to let go of its LVs. */

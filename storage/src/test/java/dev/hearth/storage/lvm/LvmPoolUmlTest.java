@@ -107,6 +107,7 @@ class LvmPoolUmlTest {
         Map<String, Scenario> scenarios = new LinkedHashMap<>();
         scenarios.put("thickLifecycle", () -> thickLifecycle(state));
         scenarios.put("thickVolumeNeverShowsThePreviousTenantsBytes", () -> thickIsolation(state));
+        scenarios.put("thickSnapshotsBytesAreNeverShownToTheNextVolume", () -> thickSnapshotIsolation(state));
         scenarios.put("thinVolumeNeverShowsThePreviousTenantsBytes", () -> thinIsolation(state));
         scenarios.put("thinPoolOverprovisionedThreeTimesReportsWhatCanReallyBeCreated", () -> thinCapacity(state));
         scenarios.put("thinSnapshotRestoreAndClone", () -> thinSnapshots(state));
@@ -239,6 +240,40 @@ class LvmPoolUmlTest {
             assertThat(dev.hearth.storage.probe.SignatureProbe.probe(again).isEmpty()).isTrue();
             assertThat(pool.emptiness(second.id())).isEqualTo(Emptiness.PROVEN);
             pool.delete(second.id());
+        }
+    }
+
+    /**
+     * A thick snapshot is a full copy of its volume on extents of its own: once it is deleted, the
+     * next volume made on them reads none of it (with wipe=none it does, so the test can tell).
+     */
+    static void thickSnapshotIsolation(Path state) throws Exception {
+        for (LvmPoolConfig.Wipe wipe : List.of(LvmPoolConfig.Wipe.ZERO, LvmPoolConfig.Wipe.NONE)) {
+            try (LvmPool pool = thick(state, wipe)) {
+                Volume volume = pool.create(request("snapped-" + wipe.label(), 64 * MIB));
+                writePattern(pool.attach(volume.id()).device(), 64 * MIB);
+                Snapshots snapshots = pool.snapshots().orElseThrow();
+                Snapshot snapshot = snapshots.create("snapshot-" + wipe.label(), volume.id());
+                long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+                while (!snapshots.find(snapshot.id()).orElseThrow().readyToUse()) {
+                    assertThat(System.nanoTime()).as("copy done within 2 minutes").isLessThan(deadline);
+                    Thread.sleep(200);
+                }
+                String snapshotExtents = LvmHost.extents(Names.snapshot(snapshot.id()));
+                snapshots.delete(snapshot.id());
+
+                Volume next = pool.create(request("after-snapshot-" + wipe.label(), 64 * MIB));
+                assertThat(LvmHost.extents(Names.volume(next.id()))).as("the snapshot's extents")
+                        .isEqualTo(snapshotExtents);
+                long patterned = patternBlocks(pool.attach(next.id()).device(), 64 * MIB);
+                if (wipe == LvmPoolConfig.Wipe.ZERO) {
+                    assertThat(patterned).as("blocks of the deleted snapshot readable").isZero();
+                } else {
+                    assertThat(patterned).as("wipe=none leaves them (the control)").isGreaterThan(0);
+                }
+                pool.delete(next.id());
+                pool.delete(volume.id());
+            }
         }
     }
 
