@@ -688,7 +688,26 @@ public final class LvmPool implements Pool {
         }
     }
 
+    /**
+     * Removes an LV if it is there. A copy-on-write snapshot (a thick copy's transfer) keeps the
+     * source's overwritten blocks in its hidden exception store ({@code <lv>-cow}): that is zeroed
+     * by the pool's wipe policy first, or the next thick volume on those extents could read them.
+     */
     void removeIfPresent(String lv) {
+        Path cow = Path.of(device(lv) + "-cow");
+        if (config.wipe() != LvmPoolConfig.Wipe.NONE && Files.exists(cow)) {
+            try {
+                long size = BlockDevices.size(cow);
+                if (config.wipe() == LvmPoolConfig.Wipe.ZERO) {
+                    BlockDevices.zeroOut(cow, 0, size);
+                } else {
+                    BlockDevices.discard(cow, 0, size);
+                }
+            } catch (IOException e) {
+                throw new StorageException.Failed("wiping the copy-on-write store of " + lv + " before removing it: "
+                        + e.getMessage(), e);
+            }
+        }
         var result = lvm.tryChange("lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
         if (!result.succeeded() && !result.stderr().contains("Failed to find logical volume")) {
             throw failure("removing " + lv, ToolException.exited(List.of("lvm", "lvremove"), result));
