@@ -671,11 +671,27 @@ public final class LvmPool implements Pool {
         return Names.device(config.volumeGroup(), lv);
     }
 
-    /** The LV's device, activating the LV first if it is not active (it is, unless the node rebooted). */
+    /**
+     * The LV's device, activating the LV first if it is not active (it is, unless the node rebooted,
+     * or a crash cut its lvcreate short).
+     */
     Path ensureActive(String lv) {
         Path device = device(lv);
-        if (!Files.exists(device)) {
-            change("activating " + lv, "lvchange", List.of("-ay", "-K", config.volumeGroup() + "/" + lv));
+        if (Files.exists(device)) {
+            return device;
+        }
+        List<String> activate = List.of("-ay", "-K", config.volumeGroup() + "/" + lv);
+        var result = lvm.tryChange("lvchange", activate);
+        if (!result.succeeded() && config.thin() && result.stderr().contains("No data available")) {
+            // In LVM's metadata but not in the thin pool's: an lvcreate killed after committing the one
+            // and before sending the pool its message. LVM sends what the pool missed when a volume of
+            // the pool is refreshed (not when the pool or this LV is activated); inactive ones are skipped.
+            change("refreshing the volumes of " + config.describeTarget(), "lvchange",
+                    List.of("--refresh", "-S", "pool_lv=" + config.thinPool().orElseThrow(), config.volumeGroup()));
+            result = lvm.tryChange("lvchange", activate);
+        }
+        if (!result.succeeded()) {
+            throw failure("activating " + lv, ToolException.exited(List.of("lvm", "lvchange"), result));
         }
         return device;
     }
