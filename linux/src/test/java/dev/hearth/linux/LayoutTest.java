@@ -35,6 +35,16 @@ class LayoutTest {
     }
 
     @Test
+    void deviceMapperStructsMatchLinuxDmIoctlH() {
+        assertThat(DeviceMapper.DM_IOCTL.byteSize()).isEqualTo(312);
+        assertThat(DeviceMapper.DM_IOCTL.byteOffset(groupElement("dev"))).isEqualTo(40);
+        assertThat(DeviceMapper.DM_IOCTL.byteOffset(groupElement("name"))).isEqualTo(48);
+        assertThat(DeviceMapper.DM_IOCTL.byteOffset(groupElement("uuid"))).isEqualTo(176);
+        assertThat(DeviceMapper.DM_TARGET_SPEC.byteSize()).isEqualTo(40);
+        assertThat(DeviceMapper.DM_TARGET_SPEC.byteOffset(groupElement("next"))).isEqualTo(20);
+    }
+
+    @Test
     void ioctlNumbersMatchTheirDefinitions() {
         assertThat(BlockDevices.BLKGETSIZE64).isEqualTo(ioc(2, 0x12, 114, 8)).isEqualTo(0x80081272L);
         assertThat(BlockDevices.BLKDISCARD).isEqualTo(ioc(0, 0x12, 119, 0)).isEqualTo(0x1277L);
@@ -42,5 +52,8 @@ class LayoutTest {
         assertThat(Loop.LOOP_SET_CAPACITY).isEqualTo(0x4C07);
         assertThat(Loop.LOOP_CONFIGURE).isEqualTo(0x4C0A);
         assertThat(Loop.LOOP_CTL_GET_FREE).isEqualTo(0x4C82);
+        // _IOWR(0xfd, nr, struct dm_ioctl): asm-generic/ioctl.h, which x86_64 and aarch64 both use
+        assertThat(DeviceMapper.DM_DEV_STATUS).isEqualTo(ioc(3, 0xfd, DeviceMapper.DM_DEV_STATUS_CMD, 312));
+        assertThat(DeviceMapper.DM_TABLE_STATUS).isEqualTo(ioc(3, 0xfd, DeviceMapper.DM_TABLE_STATUS_CMD, 312));
     }
 }
