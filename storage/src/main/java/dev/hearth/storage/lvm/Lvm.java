@@ -65,6 +65,16 @@ final class Lvm {
         return Optional.of(ReportJson.rows(result.stdout(), "lv").stream().map(LogicalVolume::of).toList());
     }
 
+    /** Every PV LVM sees on this node, with the group it belongs to ("" for none) and its UUID. */
+    List<PhysicalVolume> physicalVolumes() {
+        List<String> args = List.of("-o", "pv_name,vg_name,pv_uuid");
+        ToolResult result = report("pvs", args);
+        if (!result.succeeded()) {
+            throw ToolException.exited(command("pvs", args), result);
+        }
+        return ReportJson.rows(result.stdout(), "pv").stream().map(PhysicalVolume::of).toList();
+    }
+
     /** Runs an lvm command that changes something; throws {@link ToolException} when it refuses. */
     ToolResult change(String verb, List<String> args) {
         return tools.run(command(verb, args), TIMEOUT);
@@ -93,6 +103,15 @@ final class Lvm {
 
     static boolean missingGroup(String stderr) {
         return stderr.contains("Volume group") && stderr.contains("not found");
+    }
+
+    /** One row of {@code pvs}; the UUID without dashes, as a PV's label holds it. */
+    record PhysicalVolume(Path device, String group, String uuid) {
+
+        static PhysicalVolume of(Map<String, String> row) {
+            return new PhysicalVolume(Path.of(row.getOrDefault("pv_name", "")), row.getOrDefault("vg_name", ""),
+                    row.getOrDefault("pv_uuid", "").replace("-", ""));
+        }
     }
 
     /** One row of {@code vgs}. */

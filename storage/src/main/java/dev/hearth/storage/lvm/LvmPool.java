@@ -66,15 +66,20 @@ public final class LvmPool implements Pool {
 
     private final LvmPoolConfig config;
     private final Lvm lvm;
+    /** The group's metadata from its PVs, and device-mapper: what lvs would say, without an lvm process. */
+    private final MetadataReader metadata;
+    private final DirectReport.DeviceMapperView deviceMapper;
     private final BlankVolumes blank;
     private final LvmSnapshots snapshotStore;
     /** Held while a thin pool's room is checked and taken, so two creates cannot both take the last of it. */
     private final ReentrantLock allocation = new ReentrantLock();
     private volatile GroupState group;
 
-    private LvmPool(LvmPoolConfig config, Lvm lvm) {
+    private LvmPool(LvmPoolConfig config, Lvm lvm, DirectReport.DeviceMapperView deviceMapper) {
         this.config = config;
         this.lvm = lvm;
+        this.metadata = new MetadataReader(lvm);
+        this.deviceMapper = deviceMapper;
         this.blank = new BlankVolumes(config.stateDirectory().resolve("blank"));
         this.snapshotStore = new LvmSnapshots(this);
     }
@@ -88,7 +93,7 @@ public final class LvmPool implements Pool {
      */
     public static LvmPool open(LvmPoolConfig config, ToolRunner tools) throws IOException {
         Files.createDirectories(config.stateDirectory());
-        LvmPool pool = new LvmPool(config, new Lvm(tools));
+        LvmPool pool = new LvmPool(config, new Lvm(tools), new KernelDeviceMapper());
         pool.refresh();
         GroupState state = pool.group;
         if (state.problem() != null) {
@@ -571,11 +576,7 @@ public final class LvmPool implements Pool {
     @Override
     public VolumeCondition condition(VolumeId id) {
         String lv = Names.volume(id);
-        String select = "lv_name=" + lv + config.thinPool().map(tp -> " || lv_name=" + tp).orElse("");
-        List<LogicalVolume> lvs = id.pool().equals(name())
-                ? run("reading volume " + id, () -> lvm.logicalVolumes(config.volumeGroup(), Optional.of(select)))
-                        .orElse(List.of())
-                : List.of();
+        List<LogicalVolume> lvs = id.pool().equals(name()) ? allVolumes().orElse(List.of()) : List.of();
         LogicalVolume volume = named(lvs, lv).filter(v -> v.tags().contains(LvTags.VOLUME))
                 .orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
         return conditionOf(volume, lvs);
@@ -649,19 +650,49 @@ public final class LvmPool implements Pool {
 
     // ---- shared with LvmSnapshots
 
-    /** The group's LVs, or empty if this node has no such group. */
+    /**
+     * The group's LVs, or empty if this node has no such group: from the group's metadata on its
+     * PVs and device-mapper where those vouch for themselves, else from {@code lvs}.
+     */
     Optional<List<LogicalVolume>> allVolumes() {
-        Optional<List<LogicalVolume>> lvs = run("listing " + config.volumeGroup(),
-                () -> lvm.logicalVolumes(config.volumeGroup(), Optional.empty()));
+        Optional<List<LogicalVolume>> lvs = direct().map(DirectRead::lvs).or(() -> reported(Optional.empty()));
         noteGroup(lvs);
         return lvs;
     }
 
     Optional<LogicalVolume> findLv(String lv) {
-        return run("reading " + config.volumeGroup() + "/" + lv,
-                () -> lvm.logicalVolumes(config.volumeGroup(), Optional.of("lv_name=" + lv)))
-                .flatMap(lvs -> named(lvs, lv));
+        Optional<DirectRead> read = direct();
+        if (read.isPresent()) {
+            return named(read.get().lvs(), lv);
+        }
+        return reported(Optional.of("lv_name=" + lv)).flatMap(lvs -> named(lvs, lv));
     }
+
+    /** What the group's metadata and device-mapper say, if they can answer alone. */
+    private Optional<DirectRead> direct() {
+        Optional<GroupMetadata> read = metadata.read(config.volumeGroup());
+        if (read.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new DirectRead(read.get(), DirectReport.logicalVolumes(read.get(), deviceMapper)));
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "reading device-mapper for " + config.volumeGroup() + ": "
+                    + e.getMessage() + "; asking lvm instead");
+            return Optional.empty();
+        }
+    }
+
+    private Optional<List<LogicalVolume>> reported(Optional<String> select) {
+        Optional<List<LogicalVolume>> lvs = run("listing " + config.volumeGroup(),
+                () -> lvm.logicalVolumes(config.volumeGroup(), select));
+        if (lvs.isPresent()) {
+            metadata.groupExists(config.volumeGroup());
+        }
+        return lvs;
+    }
+
+    private record DirectRead(GroupMetadata group, List<LogicalVolume> lvs) {}
 
     static Optional<LogicalVolume> named(List<LogicalVolume> lvs, String name) {
         return lvs.stream().filter(lv -> lv.name().equals(name)).findFirst();
@@ -841,9 +872,14 @@ public final class LvmPool implements Pool {
 
     /** Reads the group (and thin pool) and keeps what was found for {@link #problem} and {@link #absence}. */
     private GroupState refresh() {
-        Optional<VolumeGroup> vg;
+        Optional<VolumeGroup> vg = metadata.read(config.volumeGroup()).map(DirectReport::volumeGroup);
         try {
-            vg = lvm.volumeGroup(config.volumeGroup());
+            if (vg.isEmpty()) {
+                vg = lvm.volumeGroup(config.volumeGroup());
+                if (vg.isPresent()) {
+                    metadata.groupExists(config.volumeGroup());
+                }
+            }
         } catch (ToolException e) {
             return group = new GroupState(Optional.empty(), "pool '" + name() + "': cannot read volume group "
                     + Quoted.of(config.volumeGroup()) + ": " + e.getMessage(), null);

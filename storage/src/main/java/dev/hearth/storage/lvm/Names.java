@@ -55,7 +55,12 @@ final class Names {
 
     /** {@code /dev/mapper/<vg>-<lv>}, each name's dashes doubled as device-mapper does. */
     static Path device(String vg, String lv) {
-        return Path.of("/dev/mapper", mapperName(vg) + "-" + mapperName(lv));
+        return Path.of("/dev/mapper", mapperName(vg, lv));
+    }
+
+    /** The LV's device-mapper name: {@code <vg>-<lv>}, each name's dashes doubled. */
+    static String mapperName(String vg, String lv) {
+        return mapperName(vg) + "-" + mapperName(lv);
     }
 
     /** The hidden device an origin has while an old-style (copy-on-write) snapshot of it exists. */

@@ -117,6 +117,7 @@ class LvmPoolUmlTest {
                 () -> snapshotUnderWriter(thin(state)));
         scenarios.put("aHalfMadeTransferIsNeverCopiedIntoASnapshot", () -> halfMadeTransfer(state));
         scenarios.put("missingVolumeGroupMeansNoSpaceNotABrokenDriver", () -> missingGroup(state));
+        scenarios.put("readingTheGroupFromItsDisksAgreesWithLvsAndVgs", () -> DirectReportScenario.run(state));
         boolean failed = false;
         for (var entry : scenarios.entrySet()) {
             System.out.println("LVM-SCENARIO-START " + entry.getKey());
