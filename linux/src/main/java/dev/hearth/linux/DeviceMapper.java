@@ -68,6 +68,8 @@ public final class DeviceMapper {
     static final int DM_ACTIVE_PRESENT_FLAG = 1 << 5;
     static final int DM_INACTIVE_PRESENT_FLAG = 1 << 6;
     static final int DM_BUFFER_FULL_FLAG = 1 << 8;
+    /** In: for DM_TABLE_STATUS, answer without first committing (a thin pool's metadata). */
+    static final int DM_NOFLUSH_FLAG = 1 << 11;
 
     /** The interface version asked for; the kernel serves any 4.x at or below its own. */
     static final int VERSION_MAJOR = 4;
@@ -128,18 +130,30 @@ public final class DeviceMapper {
      * Each target of the device's live table with its status line (DM_TABLE_STATUS), as
      * {@code dmsetup status} prints them; an empty list for a device without a live table. A thin
      * pool commits its metadata before it answers (unless suspended), as for {@code dmsetup status},
-     * so its numbers include every write so far.
+     * so its numbers include every write so far; {@link #tableStatus(String, boolean)} can skip that.
      *
      * @return empty if no device-mapper device has that name
      * @throws IllegalArgumentException if no device could have that name (empty, a NUL, 128 bytes or more)
      * @throws LinuxException ENOENT or ENODEV without the device-mapper driver; EACCES without CAP_SYS_ADMIN
      */
     public static Optional<List<TargetStatus>> tableStatus(String name) throws IOException {
+        return tableStatus(name, false);
+    }
+
+    /**
+     * {@link #tableStatus(String)}, and with {@code noFlush} without the commit a thin pool makes
+     * first (as {@code lvs} asks): no metadata write per query, numbers up to the pool's last
+     * periodic commit (a second at most).
+     */
+    public static Optional<List<TargetStatus>> tableStatus(String name, boolean noFlush) throws IOException {
         requireKnownArchitecture(System.getProperty("os.arch"));
         try (Arena arena = Arena.ofConfined();
              Fd control = Fd.open(arena, CONTROL, Libc.O_RDWR)) {
             for (int size = TABLE_BUFFER; ; size *= 2) {
                 MemorySegment io = request(arena, name, size);
+                if (noFlush) {
+                    io.set(JAVA_INT, FLAGS, DM_NOFLUSH_FLAG);
+                }
                 int rc = control.ioctlRaw(DM_TABLE_STATUS, io);
                 if (rc == -Errno.ENXIO) {
                     return Optional.empty();

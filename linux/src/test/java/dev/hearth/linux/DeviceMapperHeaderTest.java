@@ -48,7 +48,7 @@ class DeviceMapperHeaderTest {
                     VALUE(DM_DEV_STATUS); VALUE(DM_TABLE_STATUS); VALUE(DM_VERSION_MAJOR);
                     VALUE(DM_NAME_LEN); VALUE(DM_UUID_LEN); VALUE(DM_MAX_TYPE_NAME);
                     VALUE(DM_READONLY_FLAG); VALUE(DM_SUSPEND_FLAG); VALUE(DM_ACTIVE_PRESENT_FLAG);
-                    VALUE(DM_INACTIVE_PRESENT_FLAG); VALUE(DM_BUFFER_FULL_FLAG);
+                    VALUE(DM_INACTIVE_PRESENT_FLAG); VALUE(DM_BUFFER_FULL_FLAG); VALUE(DM_NOFLUSH_FLAG);
                     return 0;
                 }
                 """);
@@ -72,6 +72,7 @@ class DeviceMapperHeaderTest {
         java.put("DM_ACTIVE_PRESENT_FLAG", (long) DeviceMapper.DM_ACTIVE_PRESENT_FLAG);
         java.put("DM_INACTIVE_PRESENT_FLAG", (long) DeviceMapper.DM_INACTIVE_PRESENT_FLAG);
         java.put("DM_BUFFER_FULL_FLAG", (long) DeviceMapper.DM_BUFFER_FULL_FLAG);
+        java.put("DM_NOFLUSH_FLAG", (long) DeviceMapper.DM_NOFLUSH_FLAG);
 
         assertThat(java).isEqualTo(c);
     }

@@ -47,7 +47,8 @@ final class KernelDeviceMapper implements DirectReport.DeviceMapperView {
 
     /** The status line of the device's one target, if it is of that type. */
     private static Optional<String> target(String device, String type) throws IOException {
-        Optional<List<TargetStatus>> targets = DeviceMapper.tableStatus(device);
+        // No commit forced on a thin pool per query (lvs asks the same way); it commits every second anyway.
+        Optional<List<TargetStatus>> targets = DeviceMapper.tableStatus(device, true);
         if (targets.isEmpty() || targets.get().size() != 1 || !targets.get().getFirst().type().equals(type)) {
             return Optional.empty();
         }
