@@ -57,19 +57,20 @@ public final class SignatureProbe {
             throw new IllegalArgumentException("device size given as " + sizeBytes
                     + " bytes, but the device has " + actual);
         }
-        DeviceBytes device = DeviceBytes.read(channel, sizeBytes);
-        List<Signature> found = new ArrayList<>();
-        for (Detector detector : DETECTORS) {
-            detector.detect(device, found);
+        try (DeviceBytes device = DeviceBytes.of(channel, sizeBytes)) {
+            List<Signature> found = new ArrayList<>();
+            for (Detector detector : DETECTORS) {
+                detector.detect(device, found);
+            }
+            if (!found.isEmpty()) {
+                return new ProbeResult.Signed(found);
+            }
+            OptionalLong nonZero = device.firstNonZero();
+            if (nonZero.isPresent()) {
+                return new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
+                        + nonZero.getAsLong());
+            }
+            return ProbeResult.EMPTY;
         }
-        if (!found.isEmpty()) {
-            return new ProbeResult.Signed(found);
-        }
-        OptionalLong nonZero = device.firstNonZero();
-        if (nonZero.isPresent()) {
-            return new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
-                    + nonZero.getAsLong());
-        }
-        return ProbeResult.EMPTY;
     }
 }

@@ -46,7 +46,7 @@ class SignatureProbeTest {
     }
 
     @ParameterizedTest
-    @ValueSource(longs = {0, 511, 4096, MIB - 1})
+    @ValueSource(longs = {0, 511, 4096, 65535, 65536, MIB - 1})
     void dataInTheFirstMibIsNotEmpty(long offset) {
         Path file = sparse(dir, "head", SIZE);
         write(file, offset, new byte[] {0x42});
@@ -56,7 +56,7 @@ class SignatureProbeTest {
     }
 
     @ParameterizedTest
-    @ValueSource(longs = {SIZE - MIB, SIZE - 4096, SIZE - 1})
+    @ValueSource(longs = {SIZE - MIB, SIZE - MIB + 65536, SIZE - 4096, SIZE - 1})
     void dataInTheLastMibIsNotEmpty(long offset) {
         Path file = sparse(dir, "tail", SIZE);
         write(file, offset, new byte[] {0x42});
@@ -88,6 +88,27 @@ class SignatureProbeTest {
         write(file, 0, "XFSB");
 
         assertThat(SignatureProbe.probe(file)).isEqualTo(probe(file));
+    }
+
+    @Test
+    void aSignatureAtTheStartIsFoundWithoutReadingTheEnds() throws IOException {
+        Path file = sparse(dir, "signed", SIZE);
+        write(file, 1024 + 0x38, new byte[] {0x53, (byte) 0xEF}); // an ext superblock's magic
+
+        try (CountingChannel channel = new CountingChannel(FileChannel.open(file, StandardOpenOption.READ))) {
+            assertThat(SignatureProbe.probe(channel, SIZE)).isInstanceOf(ProbeResult.Signed.class);
+            assertThat(channel.bytesRead()).as("bytes read").isLessThan(MIB / 2);
+        }
+    }
+
+    @Test
+    void anEmptyVerdictReadsTheFirstAndLastMibWhole() throws IOException {
+        Path file = sparse(dir, "blank", SIZE);
+
+        try (CountingChannel channel = new CountingChannel(FileChannel.open(file, StandardOpenOption.READ))) {
+            assertThat(SignatureProbe.probe(channel, SIZE)).isEqualTo(ProbeResult.EMPTY);
+            assertThat(channel.bytesRead()).as("bytes read").isGreaterThanOrEqualTo(2 * MIB);
+        }
     }
 
     @Test
