@@ -58,7 +58,7 @@ final class FirstFormat {
         switch (probe) {
             case ProbeResult.Empty empty -> {
                 Emptiness emptiness = proof.emptiness();
-                if (!(emptiness instanceof Emptiness.Proven)) {
+                if (!(emptiness instanceof Emptiness.Proven proven)) {
                     throw new StorageException.Precondition("refusing to format " + device + " of volume " + volume
                             + ": it has no signature, but it is not provably empty: " + emptiness.describe());
                 }
@@ -69,7 +69,7 @@ final class FirstFormat {
                 }
                 journal.begin(volume, device);
                 try {
-                    format(device, wanted, () -> formatter.format(device, wanted, size, empty));
+                    format(device, wanted, () -> formatter.formatProvenEmpty(device, wanted, size, empty, proven));
                 } catch (StorageException.Precondition refused) {
                     journal.end(volume); // refused before writing anything: nothing of ours is there
                     throw refused;
