@@ -74,9 +74,10 @@ public final class Mounter {
         });
         table.requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
         MountTable.makeDirectory(staging, "staging path", staging);
-        FilesystemType type = firstFormat.prepare(volume, device, proof, requested);
+        FirstFormat.Prepared prepared = firstFormat.prepare(volume, device, proof, requested);
+        FilesystemType type = prepared.type();
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
-        if (type == FilesystemType.EXT4 && !table.hasMounted(device)) {
+        if (type == FilesystemType.EXT4 && !prepared.madeNow() && !table.hasMounted(device)) {
             grower.growUnmountedExt4(device);
         }
         try {
@@ -88,7 +89,7 @@ public final class Mounter {
             }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
         }
-        if (type != FilesystemType.EXT4) {
+        if (type != FilesystemType.EXT4 && !prepared.madeNow()) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
         }
     }
