@@ -54,8 +54,13 @@ public final class Mounter {
      */
     public void stageFilesystem(VolumeId volume, Path device, EmptyProof proof, Path staging,
             Optional<FilesystemType> requested, List<String> options) {
+        stageFilesystem(MountTable.read(), volume, device, proof, staging, requested, options);
+    }
+
+    /** {@link #stageFilesystem} with the mount table as the caller read it: one read answers the whole stage. */
+    void stageFilesystem(MountTable table, VolumeId volume, Path device, EmptyProof proof, Path staging,
+            Optional<FilesystemType> requested, List<String> options) {
         MountFlags.Parsed flags = parseOptions(options);
-        MountTable table = MountTable.read(); // one read answers every question of this stage
         Optional<MountEntry> mounted = table.at(staging);
         if (mounted.isPresent()) {
             if (!device.toString().equals(mounted.get().source())) {

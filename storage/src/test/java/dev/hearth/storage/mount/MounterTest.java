@@ -690,6 +690,21 @@ class MounterTest {
         assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
     }
 
+    @Test
+    void stageAsAFilesystemWhileTheRawDeviceIsPublishedReadOnlyIsAConflict() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path target = mountPoint("pod/block");
+        mounter.publishBlock(device, target, true); // binds a read-only loop device over it
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("published as a raw block device at " + target);
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
+        mounter.unpublish(target, Optional.of(device));
+    }
+
     // --- a filesystem left frozen (issue 8) ---
 
     @Test
