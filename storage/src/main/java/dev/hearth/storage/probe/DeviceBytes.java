@@ -189,7 +189,7 @@ final class DeviceBytes implements AutoCloseable {
             return OptionalLong.empty();
         }
 
-        /** Reads the chunks of {@code [from, to)} not read yet, the span between the first and last of them in one read. */
+        /** Reads the chunks of {@code [from, to)} not read yet: from the first to the last of them, in one read. */
         private void load(long from, long to) throws IOException {
             if (to <= from) {
                 return;
