@@ -1,6 +1,5 @@
 package dev.hearth.storage.mount;
 
-import dev.hearth.linux.BlockDevices;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.StorageException;
@@ -36,15 +35,19 @@ final class FirstFormat {
         this.defaultType = defaultType;
     }
 
+    /** The filesystem a device holds, and whether it was made just now (it then fills the device). */
+    record Prepared(FilesystemType type, boolean madeNow) {}
+
     /** The filesystem the device holds once this returns, made now if the device was provably empty. */
-    FilesystemType prepare(VolumeId volume, Path device, EmptyProof proof,
-            Optional<FilesystemType> requested) {
+    Prepared prepare(VolumeId volume, Path device, EmptyProof proof, Optional<FilesystemType> requested) {
         ProbeResult probe;
         long size;
-        try {
-            flush(device); // what a raw user wrote and the page cache still holds must reach the backing store
-            size = BlockDevices.size(device);
-            probe = SignatureProbe.probe(device, size);
+        try (FileChannel channel = FileChannel.open(device, StandardOpenOption.READ)) {
+            // What a raw user wrote and the page cache still holds must reach the backing store,
+            // where the pool's proof (an image's extent map) looks.
+            channel.force(false);
+            size = channel.size(); // a block device's: BLKGETSIZE64
+            probe = SignatureProbe.probe(channel, size);
         } catch (IOException e) {
             throw new StorageException.Failed("reading " + device + ": " + e.getMessage(), e);
         }
@@ -53,12 +56,12 @@ final class FirstFormat {
             // Our own mkfs on this empty volume was cut short; what it left is ours to replace.
             format(device, wanted, () -> formatter.reformatInterrupted(device, wanted, size));
             journal.end(volume);
-            return wanted;
+            return new Prepared(wanted, true);
         }
         switch (probe) {
             case ProbeResult.Empty empty -> {
                 Emptiness emptiness = proof.emptiness();
-                if (!(emptiness instanceof Emptiness.Proven)) {
+                if (!(emptiness instanceof Emptiness.Proven proven)) {
                     throw new StorageException.Precondition("refusing to format " + device + " of volume " + volume
                             + ": it has no signature, but it is not provably empty: " + emptiness.describe());
                 }
@@ -69,13 +72,13 @@ final class FirstFormat {
                 }
                 journal.begin(volume, device);
                 try {
-                    format(device, wanted, () -> formatter.format(device, wanted, size, empty));
+                    format(device, wanted, () -> formatter.formatProvenEmpty(device, wanted, size, empty, proven));
                 } catch (StorageException.Precondition refused) {
                     journal.end(volume); // refused before writing anything: nothing of ours is there
                     throw refused;
                 }
                 journal.end(volume);
-                return wanted;
+                return new Prepared(wanted, true);
             }
             case ProbeResult.Signed signed -> {
                 Optional<FilesystemType> found = Formatter.detect(signed);
@@ -87,7 +90,7 @@ final class FirstFormat {
                     throw new StorageException.Precondition(device + " already holds a " + found.get().kernelName()
                             + " filesystem; it will not be reformatted as " + wanted.kernelName());
                 }
-                return found.get();
+                return new Prepared(found.get(), false);
             }
             case ProbeResult.NotEmpty notEmpty -> throw new StorageException.Precondition(
                     "refusing to format " + device + ": it is not empty (" + notEmpty.reason() + ")");
@@ -110,12 +113,6 @@ final class FirstFormat {
         } catch (UncheckedIOException | IllegalStateException e) {
             throw new StorageException.Failed("making " + type.kernelName() + " on " + device + ": "
                     + e.getMessage(), e);
-        }
-    }
-
-    private static void flush(Path device) throws IOException {
-        try (FileChannel channel = FileChannel.open(device, StandardOpenOption.READ)) {
-            channel.force(false);
         }
     }
 }

@@ -77,7 +77,13 @@ final class MountTable {
             return Optional.empty(); // no mount holds the device node: nothing can bind it either
         }
         MountEntry devices = containing.get();
-        List<Path> views = ReadOnlyViews.of(device);
+        // Finding the views reads sysfs for every loop device on the node (a file pool has one per
+        // volume in use); only a view that is bound somewhere matters, so that is done only when
+        // some mount binds a loop device's node.
+        String loopNodes = joinRoot(devices, Path.of("/dev/loop"));
+        boolean loopBound = entries.stream().anyMatch(entry -> entry.major() == devices.major()
+                && entry.minor() == devices.minor() && entry.root().startsWith(loopNodes));
+        List<Path> views = loopBound ? ReadOnlyViews.of(device) : List.of();
         return entries.stream()
                 .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
                 .map(MountEntry::mountPoint)

@@ -54,8 +54,13 @@ public final class Mounter {
      */
     public void stageFilesystem(VolumeId volume, Path device, EmptyProof proof, Path staging,
             Optional<FilesystemType> requested, List<String> options) {
+        stageFilesystem(MountTable.read(), volume, device, proof, staging, requested, options);
+    }
+
+    /** {@link #stageFilesystem} with the mount table as the caller read it: one read answers the whole stage. */
+    void stageFilesystem(MountTable table, VolumeId volume, Path device, EmptyProof proof, Path staging,
+            Optional<FilesystemType> requested, List<String> options) {
         MountFlags.Parsed flags = parseOptions(options);
-        MountTable table = MountTable.read(); // one read answers every question of this stage
         Optional<MountEntry> mounted = table.at(staging);
         if (mounted.isPresent()) {
             if (!device.toString().equals(mounted.get().source())) {
@@ -74,9 +79,10 @@ public final class Mounter {
         });
         table.requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
         MountTable.makeDirectory(staging, "staging path", staging);
-        FilesystemType type = firstFormat.prepare(volume, device, proof, requested);
+        FirstFormat.Prepared prepared = firstFormat.prepare(volume, device, proof, requested);
+        FilesystemType type = prepared.type();
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
-        if (type == FilesystemType.EXT4 && !table.hasMounted(device)) {
+        if (type == FilesystemType.EXT4 && !prepared.madeNow() && !table.hasMounted(device)) {
             grower.growUnmountedExt4(device);
         }
         try {
@@ -88,7 +94,7 @@ public final class Mounter {
             }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
         }
-        if (type != FilesystemType.EXT4) {
+        if (type != FilesystemType.EXT4 && !prepared.madeNow()) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
         }
     }

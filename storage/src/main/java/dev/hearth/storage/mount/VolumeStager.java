@@ -44,9 +44,11 @@ public final class VolumeStager {
     public void stageFilesystem(VolumeId volume, Path staging, Optional<FilesystemType> type, List<String> options,
             Optional<Integer> group) {
         Pool pool = poolOf(volume);
-        boolean wasMounted = mounter.isMounted(staging);
+        // One read of the mount table for the whole stage: attaching the volume mounts nothing.
+        MountTable table = MountTable.read();
+        boolean wasMounted = table.at(staging).isPresent();
         stage(pool, volume, staging, wasMounted, device -> {
-            mounter.stageFilesystem(volume, device, () -> pool.emptiness(volume), staging, type, options);
+            mounter.stageFilesystem(table, volume, device, () -> pool.emptiness(volume), staging, type, options);
             group.ifPresent(gid -> mounter.applyGroup(staging, gid));
         });
     }

@@ -7,7 +7,10 @@ import java.util.Objects;
 /** What {@link SignatureProbe} found on a device. Only {@link Empty} permits formatting. */
 public sealed interface ProbeResult {
 
-    /** No known signature, and the first and last MiB (or the whole device) are zeros. */
+    /**
+     * No known signature, the first and last MiB (or the whole device) are zeros, and none of the
+     * places libblkid looks beyond them holds a header.
+     */
     record Empty() implements ProbeResult {
         @Override
         public String describe() {

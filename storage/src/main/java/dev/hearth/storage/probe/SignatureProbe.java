@@ -11,7 +11,9 @@ import java.util.OptionalLong;
 /**
  * Decides whether a device is safe to format: a pure-Java relative of blkid/wipefs that knows
  * the signatures a node's disks are likely to carry. It errs towards "not empty": any known
- * signature, primary or backup, or any non-zero byte in the first or last MiB disqualifies.
+ * signature, primary or backup, or any non-zero byte in the first or last MiB disqualifies, and so
+ * does a signature at one of the few places beyond them where libblkid looks
+ * ({@link OutlyingSignatures}).
  *
  * <p>The size is the caller's because a block device's size comes from an ioctl, not from
  * the file system; on JDK 25 {@link FileChannel#size()} makes that ioctl, so {@link #probe(Path)}
@@ -57,19 +59,21 @@ public final class SignatureProbe {
             throw new IllegalArgumentException("device size given as " + sizeBytes
                     + " bytes, but the device has " + actual);
         }
-        DeviceBytes device = DeviceBytes.read(channel, sizeBytes);
-        List<Signature> found = new ArrayList<>();
-        for (Detector detector : DETECTORS) {
-            detector.detect(device, found);
+        try (DeviceBytes device = DeviceBytes.of(channel, sizeBytes)) {
+            List<Signature> found = new ArrayList<>();
+            for (Detector detector : DETECTORS) {
+                detector.detect(device, found);
+            }
+            if (!found.isEmpty()) {
+                return new ProbeResult.Signed(found);
+            }
+            OptionalLong nonZero = device.firstNonZero();
+            if (nonZero.isPresent()) {
+                return new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
+                        + nonZero.getAsLong());
+            }
+            OutlyingSignatures.detect(device, found);
+            return found.isEmpty() ? ProbeResult.EMPTY : new ProbeResult.Signed(found);
         }
-        if (!found.isEmpty()) {
-            return new ProbeResult.Signed(found);
-        }
-        OptionalLong nonZero = device.firstNonZero();
-        if (nonZero.isPresent()) {
-            return new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
-                    + nonZero.getAsLong());
-        }
-        return ProbeResult.EMPTY;
     }
 }

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.Signature;
 import dev.hearth.storage.probe.Signature.Kind;
 import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolException;
+import dev.hearth.storage.tool.ToolResult;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,6 +23,7 @@ import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
@@ -117,6 +120,30 @@ class FormatterTest {
     }
 
     @Test
+    @RequiresTools({"mkfs.ext4", "blkid"})
+    void withoutAProofBlkidIsAsked() throws IOException {
+        Path device = sparse(64 * MIB);
+        List<String> ran = new ArrayList<>();
+
+        recording(ran).format(device, FilesystemType.EXT4, 64 * MIB);
+
+        assertThat(ran).containsExactly("blkid", "mkfs.ext4");
+    }
+
+    @Test
+    @RequiresTools("mkfs.ext4")
+    void aDeviceProvenEmptyIsFormattedWithoutAskingBlkid() throws IOException {
+        Path device = sparse(64 * MIB);
+        List<String> ran = new ArrayList<>();
+        ProbeResult.Empty probed = (ProbeResult.Empty) SignatureProbe.probe(device, 64 * MIB);
+
+        recording(ran).formatProvenEmpty(device, FilesystemType.EXT4, 64 * MIB, probed, new Emptiness.Proven());
+
+        assertThat(ran).containsExactly("mkfs.ext4");
+        assertThat(Formatter.detect(SignatureProbe.probe(device, 64 * MIB))).contains(FilesystemType.EXT4);
+    }
+
+    @Test
     @RequiresTools({"mkfs.xfs", "blkid"})
     void aFailingMkfsSurfacesItsComplaint() {
         Path device = sparse(64 * MIB); // xfs needs 300 MiB
@@ -156,6 +183,23 @@ class FormatterTest {
         assertThat(Formatter.detect(signed(new Signature(Kind.FILESYSTEM, "vfat", 0x36)))).isEmpty();
         assertThat(Formatter.detect(ProbeResult.EMPTY)).isEmpty();
         assertThat(Formatter.detect(new ProbeResult.NotEmpty("junk"))).isEmpty();
+    }
+
+    /** A formatter with the real tools and probe that notes the name of each tool it runs. */
+    private Formatter recording(List<String> ran) {
+        return new Formatter(new Formatter.Tools() {
+            @Override
+            public ToolResult run(List<String> argv, Duration timeout) {
+                ran.add(argv.getFirst());
+                return tools.run(argv, timeout);
+            }
+
+            @Override
+            public ToolResult runAllowingFailure(List<String> argv, Duration timeout) {
+                ran.add(argv.getFirst());
+                return tools.runAllowingFailure(argv, timeout);
+            }
+        }, SignatureProbe::probe);
     }
 
     private static ProbeResult signed(Signature... signatures) {

@@ -164,17 +164,16 @@ class MounterTest {
         assertThat(Scratch.readAt(backing, 64 * MIB - 4096, tail.length)).isEqualTo(tail);
     }
 
-    /** VMFS keeps its volume header at 2 MiB: our probe reads only the first and last MiB, blkid knows it. */
+    /** VMFS keeps its header at 2 MiB, past the first MiB: libblkid looks there, and so does our probe. */
     @Test
-    @RequiresTools("blkid")
-    void stageRefusesASignatureOnlyBlkidKnows() throws IOException {
+    void stageRefusesAVmfsHeaderPastTheFirstMib() throws IOException {
         Path backing = sparseFile("disk.img", 64 * MIB);
         byte[] vmfs = {0x5e, (byte) 0xf1, (byte) 0xab, 0x2f};
         Scratch.writeAt(backing, 2 * MIB, vmfs);
         Path device = attach(backing);
         Path staging = mountPoint("staging");
 
-        // As if the pool could not see the write: the blkid check behind our own probe must still refuse.
+        // As if the pool could not see the write: the probe must still refuse.
         assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, () -> Emptiness.PROVEN, staging, ANY, List.of()))
                 .isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining("VMFS");
@@ -689,6 +688,21 @@ class MounterTest {
                 .hasMessageContaining("published as a raw block device at " + target);
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
+    }
+
+    @Test
+    void stageAsAFilesystemWhileTheRawDeviceIsPublishedReadOnlyIsAConflict() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path target = mountPoint("pod/block");
+        mounter.publishBlock(device, target, true); // binds a read-only loop device over it
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("published as a raw block device at " + target);
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
+        mounter.unpublish(target, Optional.of(device));
     }
 
     // --- a filesystem left frozen (issue 8) ---

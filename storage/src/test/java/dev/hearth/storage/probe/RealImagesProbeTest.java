@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -176,6 +177,51 @@ class RealImagesProbeTest {
         zero(file, 0, 4096);
 
         assertThat(probe(file)).isInstanceOf(ProbeResult.NotEmpty.class);
+    }
+
+    @Test
+    @RequiresTools("wipefs")
+    void vmfsAndPromiseHeadersBeyondTheProbedRegionsAreWhereLibblkidLooks() {
+        Path vmfs = sparse(dir, "vmfs", 64 * MIB);
+        Images.write(vmfs, MIB, new byte[] {0x0d, (byte) 0xd0, 0x01, (byte) 0xc0});
+        Images.write(vmfs, 2 * MIB, new byte[] {0x5e, (byte) 0xf1, (byte) 0xab, 0x2f});
+        Path promise = sparse(dir, "promise", 64 * MIB);
+        Images.write(promise, (64 * MIB / 512 - 3087) * 512, "Promise Technology, Inc.");
+
+        assertThat(primaryTypes(vmfs)).containsExactly("VMFS_volume_member", "VMFS");
+        assertThat(primaryTypes(promise)).containsExactly("promise_fasttrack_raid_member");
+        agreesWithWipefs(vmfs);
+        agreesWithWipefs(promise);
+    }
+
+    /**
+     * What makes blkid -p redundant on a device the probe calls empty: it reads nothing else. Data
+     * everywhere but the first and last MiB and the places of {@link OutlyingSignatures} (and of the
+     * LUKS2 second headers there) goes unseen by both; a header at one of those places, by neither.
+     */
+    @Test
+    @RequiresTools("blkid")
+    void blkidFindsNothingOnADeviceTheProbeCallsEmpty() {
+        long size = 64 * MIB;
+        Path file = sparse(dir, "noise-between", size);
+        byte[] noise = new byte[(int) (size - 2 * MIB)];
+        new Random(11).nextBytes(noise);
+        Images.write(file, MIB, noise);
+        for (long place : new long[] {MIB, 2 * MIB, 4 * MIB}) {
+            zero(file, place, 4096);
+        }
+        zero(file, (size / 512 - 3087) * 512, 512);
+
+        assertThat(probe(file)).isEqualTo(ProbeResult.EMPTY);
+        assertThat(blkid(file)).isEqualTo(2); // nothing found
+
+        Images.write(file, 2 * MIB, new byte[] {0x5e, (byte) 0xf1, (byte) 0xab, 0x2f});
+        assertThat(primaryTypes(file)).containsExactly("VMFS");
+        assertThat(blkid(file)).isZero();
+    }
+
+    private int blkid(Path file) {
+        return tools.runAllowingFailure(List.of("blkid", "-p", file.toString()), TOOL_TIMEOUT).exitCode();
     }
 
     private Path made(long size, String... mkfs) {

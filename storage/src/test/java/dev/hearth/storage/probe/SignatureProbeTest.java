@@ -35,6 +35,9 @@ class SignatureProbeTest {
         (byte) 0x82, 0x65, (byte) 0xF5, 0x7F, 0x48, (byte) 0xBA, 0x6D, (byte) 0x81
     };
     private static final long MD_MAGIC = 0xA92B4EFCL;
+    private static final byte[] VMFS_VOLUME = {0x0d, (byte) 0xd0, 0x01, (byte) 0xc0};
+    private static final byte[] VMFS = {0x5e, (byte) 0xf1, (byte) 0xab, 0x2f};
+    private static final long PROMISE = (SIZE / 512 - 3087) * 512;
 
     @TempDir
     Path dir;
@@ -46,7 +49,7 @@ class SignatureProbeTest {
     }
 
     @ParameterizedTest
-    @ValueSource(longs = {0, 511, 4096, MIB - 1})
+    @ValueSource(longs = {0, 511, 4096, 65535, 65536, MIB - 1})
     void dataInTheFirstMibIsNotEmpty(long offset) {
         Path file = sparse(dir, "head", SIZE);
         write(file, offset, new byte[] {0x42});
@@ -56,7 +59,7 @@ class SignatureProbeTest {
     }
 
     @ParameterizedTest
-    @ValueSource(longs = {SIZE - MIB, SIZE - 4096, SIZE - 1})
+    @ValueSource(longs = {SIZE - MIB, SIZE - MIB + 65536, SIZE - 4096, SIZE - 1})
     void dataInTheLastMibIsNotEmpty(long offset) {
         Path file = sparse(dir, "tail", SIZE);
         write(file, offset, new byte[] {0x42});
@@ -88,6 +91,27 @@ class SignatureProbeTest {
         write(file, 0, "XFSB");
 
         assertThat(SignatureProbe.probe(file)).isEqualTo(probe(file));
+    }
+
+    @Test
+    void aSignatureAtTheStartIsFoundWithoutReadingTheEnds() throws IOException {
+        Path file = sparse(dir, "signed", SIZE);
+        write(file, 1024 + 0x38, new byte[] {0x53, (byte) 0xEF}); // an ext superblock's magic
+
+        try (CountingChannel channel = new CountingChannel(FileChannel.open(file, StandardOpenOption.READ))) {
+            assertThat(SignatureProbe.probe(channel, SIZE)).isInstanceOf(ProbeResult.Signed.class);
+            assertThat(channel.bytesRead()).as("bytes read").isLessThan(MIB / 2);
+        }
+    }
+
+    @Test
+    void anEmptyVerdictReadsTheFirstAndLastMibWhole() throws IOException {
+        Path file = sparse(dir, "blank", SIZE);
+
+        try (CountingChannel channel = new CountingChannel(FileChannel.open(file, StandardOpenOption.READ))) {
+            assertThat(SignatureProbe.probe(channel, SIZE)).isEqualTo(ProbeResult.EMPTY);
+            assertThat(channel.bytesRead()).as("bytes read").isGreaterThanOrEqualTo(2 * MIB);
+        }
     }
 
     @Test
@@ -155,6 +179,12 @@ class SignatureProbeTest {
                 sig("erofs", Kind.FILESYSTEM, "erofs", 1024, false, SIZE, f -> writeLe32(f, 1024, 0xE0F5E1E2L)),
                 sig("ntfs", Kind.FILESYSTEM, "ntfs", 3, false, SIZE, f -> write(f, 3, "NTFS    ")),
                 sig("exfat", Kind.FILESYSTEM, "exfat", 3, false, SIZE, f -> write(f, 3, "EXFAT   ")),
+                sig("VMFS volume header at 1 MiB", Kind.VOLUME_MANAGER, "VMFS_volume_member", MIB, false, SIZE,
+                        f -> write(f, MIB, VMFS_VOLUME)),
+                sig("VMFS at 2 MiB", Kind.FILESYSTEM, "VMFS", 2 * MIB, false, SIZE, f -> write(f, 2 * MIB, VMFS)),
+                sig("Promise FastTrak 3087 sectors before the end", Kind.VOLUME_MANAGER,
+                        "promise_fasttrack_raid_member", PROMISE, false, SIZE,
+                        f -> write(f, PROMISE, "Promise Technology, Inc.")),
                 sig("dos partition table", Kind.PARTITION_TABLE, "dos", 0x1FE, false, SIZE,
                         f -> { write(f, 0x1BE + 16 + 4, new byte[] {(byte) 0x83}); bootSignature(f); }),
                 sig("protective MBR", Kind.PARTITION_TABLE, "PMBR", 0x1FE, false, SIZE,
@@ -168,6 +198,17 @@ class SignatureProbeTest {
         writer.accept(file);
 
         assertThat(probe(file)).isEqualTo(new ProbeResult.Signed(List.of(expected)));
+    }
+
+    @Test
+    void whatLooksLikeAVmfsHeaderBehindAFilesystemIsItsData() {
+        Path file = sparse(dir, "ext4-holding-a-vmfs-image", SIZE);
+        write(file, 1024 + 0x38, new byte[] {0x53, (byte) 0xEF});
+        write(file, 2 * MIB, VMFS);
+
+        assertThat(probe(file)).isInstanceOfSatisfying(ProbeResult.Signed.class, r -> assertThat(r.found())
+                .extracting(Signature::type)
+                .containsExactly("ext2"));
     }
 
     @Test
