@@ -694,6 +694,13 @@ class MounterTest {
     void stageAsAFilesystemWhileTheRawDeviceIsPublishedReadOnlyIsAConflict() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path target = mountPoint("pod/block");
+        cleanup.add(() -> {
+            for (LoopAttachment view : Loop.list()) {
+                if (view.backingFile().equals(device)) {
+                    Loop.detach(view.device());
+                }
+            }
+        });
         mounter.publishBlock(device, target, true); // binds a read-only loop device over it
         Path staging = mountPoint("staging");
 
@@ -702,7 +709,6 @@ class MounterTest {
                 .hasMessageContaining("published as a raw block device at " + target);
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
-        mounter.unpublish(target, Optional.of(device));
     }
 
     // --- a filesystem left frozen (issue 8) ---
