@@ -35,9 +35,15 @@ final class BlankVolumes {
         return Files.exists(file(id));
     }
 
+    /**
+     * Removes the mark for good: the directory is synced, or a crash could bring the mark back on a
+     * volume a raw-block user has already written, and its data in the middle would be formatted over.
+     */
     void clear(VolumeId id) {
         try {
-            Files.deleteIfExists(file(id));
+            if (Files.deleteIfExists(file(id))) {
+                AtomicFiles.syncDirectory(directory);
+            }
         } catch (IOException e) {
             throw new StorageException.Failed("clearing the blank mark of volume " + id + ": " + e.getMessage(), e);
         }
