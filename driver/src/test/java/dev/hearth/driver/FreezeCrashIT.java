@@ -12,13 +12,11 @@ import dev.hearth.csi.v1.CreateSnapshotResponse;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
-import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
-import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
@@ -163,21 +161,8 @@ class FreezeCrashIT {
             channel.shutdownNow();
         }
         channel = Channels.channelTo(Endpoint.parse("unix://" + dir.resolve("csi.sock")));
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (true) {
-            assertThat(process.process().isAlive()).as("hearth serve is running; stderr:%n%s", process.stderr())
-                    .isTrue();
-            try {
-                if (IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
-                    return process;
-                }
-            } catch (RuntimeException notYet) {
-                // the socket is not there yet, or a stale one from the killed driver
-            }
-            assertThat(System.nanoTime()).as("ready within 60 s; stderr:%n%s", process.stderr()).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+        process.awaitReady(channel, Duration.ofSeconds(60));
+        return process;
     }
 
     /** Waits until the snapshot has recorded its freeze, and a little more so the freeze is in place. */

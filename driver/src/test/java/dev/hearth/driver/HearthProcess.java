@@ -2,6 +2,10 @@ package dev.hearth.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.ProbeRequest;
+import io.grpc.Channel;
+import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,6 +81,27 @@ final class HearthProcess implements AutoCloseable {
     void interrupt() throws IOException, InterruptedException {
         Process kill = new ProcessBuilder("kill", "-INT", Long.toString(process.pid())).inheritIO().start();
         assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -INT").isTrue();
+    }
+
+    /**
+     * Waits until the driver answers Probe ready on {@code channel}; fails the test if it exits or
+     * takes longer than {@code timeout}. Until then the socket may be missing, or a killed driver's stale one.
+     */
+    void awaitReady(Channel channel, Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            assertThat(process.isAlive()).as("hearth serve is running; stderr:%n%s", stderr()).isTrue();
+            try {
+                if (IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
+                        .probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
+                    return;
+                }
+            } catch (StatusRuntimeException notYet) {
+                // no socket yet, or the killed driver's stale one
+            }
+            assertThat(System.nanoTime()).as("ready within %s; stderr:%n%s", timeout, stderr()).isLessThan(deadline);
+            Thread.sleep(50);
+        }
     }
 
     /** Waits for the exit and returns the exit code; fails the test if it takes longer than {@code timeout}. */

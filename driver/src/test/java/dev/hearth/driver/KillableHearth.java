@@ -3,12 +3,9 @@ package dev.hearth.driver;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.csi.v1.ControllerGrpc;
-import dev.hearth.csi.v1.IdentityGrpc;
-import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,22 +55,9 @@ final class KillableHearth implements AutoCloseable {
             channel.shutdownNow();
         }
         channel = Channels.channelTo(Endpoint.parse("unix://" + socket));
-        long deadline = started + Duration.ofSeconds(90).toNanos();
-        while (true) {
-            assertThat(process.process().isAlive()).as("hearth serve is running; stderr:%n%s", process.stderr())
-                    .isTrue();
-            try {
-                if (IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
-                    lastStart = Duration.ofNanos(System.nanoTime() - started);
-                    return this;
-                }
-            } catch (StatusRuntimeException notYet) {
-                // no socket yet, or the killed driver's stale one
-            }
-            assertThat(System.nanoTime()).as("ready within 90 s; stderr:%n%s", process.stderr()).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+        process.awaitReady(channel, Duration.ofSeconds(90));
+        lastStart = Duration.ofNanos(System.nanoTime() - started);
+        return this;
     }
 
     boolean running() {

@@ -9,6 +9,7 @@ import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.linux.testing.GuestScenarios;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.UserModeLinux;
 import dev.hearth.storage.SnapshotId;
@@ -35,8 +36,6 @@ import java.util.TreeSet;
 import java.util.concurrent.Future;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -77,7 +76,6 @@ class LvmCrashUmlIT {
     private static final long RESTORED_SIZE = 48 * MIB;
     private static final long TAG_THICK = 0x7468696b;
     private static final long TAG_THIN = 0x7468696e;
-    private static final Pattern OUTCOME = Pattern.compile("^CRASH-SCENARIO (\\S+) (PASS|FAIL)$", Pattern.MULTILINE);
     /** The guest has one CPU: C1 only and the serial collector start a JVM fastest there. */
     private static final List<String> GUEST_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
             "-Xmx256m", "-Xshare:auto", "-XX:-UsePerfData");
@@ -111,22 +109,10 @@ class LvmCrashUmlIT {
         UserModeLinux.Result guest = UserModeLinux.run(dir, Duration.ofMinutes(12), command, Map.of(),
                 List.of("-m", "1536M", "-k", "dm-thin-pool", "-k", "dm-snapshot", "-d", disk.toString()));
         System.out.println(guest.describe());
-        Map<String, String> outcomes = new LinkedHashMap<>();
-        Matcher m = OUTCOME.matcher(guest.output());
-        while (m.find()) {
-            outcomes.put(m.group(1), m.group(2));
-        }
+        Map<String, String> outcomes = GuestScenarios.outcomes(guest, "CRASH-SCENARIO");
         assertThat(outcomes).as("scenarios reported by the guest: " + guest.describe()).isNotEmpty();
         assertThat(guest.output()).as(guest.describe()).contains(UserModeLinux.PASS);
-        return outcomes.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () ->
-                assertThat(e.getValue()).as(e.getKey() + " (seed " + seed + ") in the guest:\n"
-                        + section(guest.output(), e.getKey())).isEqualTo("PASS")));
-    }
-
-    private static String section(String output, String scenario) {
-        int start = output.indexOf("CRASH-SCENARIO-START " + scenario + " ");
-        int end = output.indexOf("CRASH-SCENARIO " + scenario + " ");
-        return start >= 0 && end > start ? output.substring(start, end) : output;
+        return GuestScenarios.tests(guest, "CRASH-SCENARIO", outcomes, " (seed " + seed + ")");
     }
 
     // ---- in the guest

@@ -3,6 +3,7 @@ package dev.hearth.linux;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.GuestScenarios;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.UserModeLinux;
@@ -22,8 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -48,7 +47,6 @@ class DeviceMapperUmlTest {
     static final String WRITTEN = "hearth--dm-written";
     static final String WITHOUT_UDEV =
             "activation{udev_sync=0 udev_rules=0} devices{obtain_device_list_from_udev=0}";
-    private static final Pattern OUTCOME = Pattern.compile("^DM-SCENARIO (\\S+) (PASS|FAIL)$", Pattern.MULTILINE);
 
     @TempDir
     Path dir;
@@ -60,21 +58,9 @@ class DeviceMapperUmlTest {
         UserModeLinux.Result guest = UserModeLinux.runInGuest(DeviceMapperUmlTest.class, "inGuest", dir,
                 Duration.ofMinutes(4), List.of("-k", "dm-thin-pool", "-d", disk.toString()));
         System.out.println(guest.describe());
-        Map<String, String> outcomes = new LinkedHashMap<>();
-        Matcher m = OUTCOME.matcher(guest.output());
-        while (m.find()) {
-            outcomes.put(m.group(1), m.group(2));
-        }
+        Map<String, String> outcomes = GuestScenarios.outcomes(guest, "DM-SCENARIO");
         assertThat(outcomes).as("scenarios reported by the guest: " + guest.describe()).hasSize(7);
-        return outcomes.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () ->
-                assertThat(e.getValue()).as(e.getKey() + " in the guest:\n" + section(guest.output(), e.getKey()))
-                        .isEqualTo("PASS")));
-    }
-
-    private static String section(String output, String scenario) {
-        int start = output.indexOf("DM-SCENARIO-START " + scenario);
-        int end = output.indexOf("DM-SCENARIO " + scenario + " ");
-        return start >= 0 && end > start ? output.substring(start, end) : output;
+        return GuestScenarios.tests(guest, "DM-SCENARIO", outcomes, "");
     }
 
     // ---- in the guest

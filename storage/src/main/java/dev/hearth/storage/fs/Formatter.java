@@ -52,10 +52,9 @@ public final class Formatter {
         ProbeResult probe(Path device, long sizeBytes) throws IOException;
     }
 
-    /** How tools are run; tests wrap the real runner to see which ran. */
+    /** How tools are run ({@link ToolRunner#runAllowingFailure}); tests wrap it to see which ran. */
+    @FunctionalInterface
     interface Tools {
-        ToolResult run(List<String> argv, Duration timeout);
-
         ToolResult runAllowingFailure(List<String> argv, Duration timeout);
     }
 
@@ -67,17 +66,7 @@ public final class Formatter {
     }
 
     Formatter(ToolRunner runner, Prober prober) {
-        this(new Tools() {
-            @Override
-            public ToolResult run(List<String> argv, Duration timeout) {
-                return runner.run(argv, timeout);
-            }
-
-            @Override
-            public ToolResult runAllowingFailure(List<String> argv, Duration timeout) {
-                return runner.runAllowingFailure(argv, timeout);
-            }
-        }, prober);
+        this(runner::runAllowingFailure, prober);
     }
 
     Formatter(Tools runner, Prober prober) {
@@ -110,7 +99,7 @@ public final class Formatter {
             throw new NotBlankException(target, before);
         }
         refuseIfBlkidFindsAnything(target);
-        runner.run(mkfsCommand(type, target), MKFS_TIMEOUT);
+        mkfs(mkfsCommand(type, target));
         checkMade(type, target, sizeBytes);
     }
 
@@ -123,7 +112,7 @@ public final class Formatter {
     public void formatProvenEmpty(Path device, FilesystemType type, long sizeBytes, ProbeResult.Empty probed,
             Emptiness.Proven proof) {
         Path target = device.toAbsolutePath();
-        runner.run(mkfsCommand(type, target), MKFS_TIMEOUT);
+        mkfs(mkfsCommand(type, target));
         checkMade(type, target, sizeBytes);
     }
 
@@ -136,7 +125,7 @@ public final class Formatter {
         Path target = device.toAbsolutePath();
         List<String> command = new ArrayList<>(mkfsCommand(type, target));
         command.add(1, type == FilesystemType.EXT4 ? "-F" : "-f");
-        runner.run(command, MKFS_TIMEOUT);
+        mkfs(command);
         checkMade(type, target, sizeBytes);
     }
 
@@ -183,6 +172,14 @@ public final class Formatter {
             return prober.probe(device, sizeBytes);
         } catch (IOException e) {
             throw new UncheckedIOException("probing " + device + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs mkfs; throws {@link ToolException} unless it exits 0. */
+    private void mkfs(List<String> command) {
+        ToolResult result = runner.runAllowingFailure(command, MKFS_TIMEOUT);
+        if (!result.succeeded()) {
+            throw ToolException.exited(command, result);
         }
     }
 

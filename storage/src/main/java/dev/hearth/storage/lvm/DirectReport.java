@@ -5,11 +5,11 @@ import dev.hearth.storage.lvm.GroupMetadata.Segment;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * What {@code lvs} and {@code vgs} would print for a group, made without an lvm process: the
@@ -53,23 +53,31 @@ final class DirectReport {
     }
 
     static List<LogicalVolume> logicalVolumes(GroupMetadata group, DeviceMapperView dm) throws IOException {
+        Map<String, String> cowStores = group.cowStores();
         List<LogicalVolume> rows = new ArrayList<>();
         for (Lv lv : group.shown()) {
-            rows.add(row(group, lv, dm));
+            rows.add(row(group, cowStores, lv, dm));
         }
         return rows;
     }
 
-    private static LogicalVolume row(GroupMetadata group, Lv lv, DeviceMapperView dm) throws IOException {
+    /** The row of the one LV {@code lvs} would show by that name; device-mapper is asked about it alone. */
+    static Optional<LogicalVolume> logicalVolume(GroupMetadata group, String name, DeviceMapperView dm)
+            throws IOException {
+        Optional<Lv> lv = group.shown().stream().filter(l -> l.name().equals(name)).findFirst();
+        return lv.isEmpty() ? Optional.empty() : Optional.of(row(group, group.cowStores(), lv.get(), dm));
+    }
+
+    private static LogicalVolume row(GroupMetadata group, Map<String, String> cowStores, Lv lv, DeviceMapperView dm)
+            throws IOException {
         String device = Names.mapperName(group.name(), lv.name());
         OptionalInt open = dm.openCount(device);
         Optional<Segment> segment = lv.only();
         String type = segment.map(Segment::type).orElse("");
-        boolean cowStore = group.originOfCowStore(lv.name()).isPresent();
         char kind = switch (type) {
             case "thin-pool" -> 't';
             case "thin" -> 'V';
-            default -> cowStore ? 's' : group.isSnapshotOrigin(lv.name()) ? 'o' : '-';
+            default -> cowStores.containsKey(lv.name()) ? 's' : cowStores.containsValue(lv.name()) ? 'o' : '-';
         };
         char target = kind == 't' || kind == 'V' ? 't' : kind == 's' || kind == 'o' ? 's' : '-';
         long size = lv.extents() * group.extentBytes();
@@ -119,12 +127,12 @@ final class DirectReport {
                 }
             }
         } else if (kind == 's') {
-            origin = group.originOfCowStore(lv.name()).orElse("");
+            origin = cowStores.get(lv.name());
         }
         String attr = new String(new char[] {kind, lv.status().contains("WRITE") ? 'w' : 'r', 'i', '-',
                 open.isPresent() ? 'a' : '-', open.orElse(0) > 0 ? 'o' : '-', target, zeroes ? 'z' : '-', '-',
                 lv.flags().contains("ACTIVATION_SKIP") ? 'k' : '-'});
-        return new LogicalVolume(lv.name(), size, Set.copyOf(new TreeSet<>(lv.tags())), attr, pool, origin, data,
+        return new LogicalVolume(lv.name(), size, Set.copyOf(lv.tags()), attr, pool, origin, data,
                 metadata, metadataBytes, health);
     }
 

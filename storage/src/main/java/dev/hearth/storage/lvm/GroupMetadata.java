@@ -110,27 +110,20 @@ record GroupMetadata(String name, String id, long seqno, long extentBytes, List<
      * not shown, and the store itself is not marked visible).
      */
     List<Lv> shown() {
-        Set<String> cowStores = new java.util.HashSet<>();
-        for (Lv lv : lvs.values()) {
-            if (lv.is("snapshot")) {
-                lv.only().flatMap(s -> s.string("cow_store")).ifPresent(cowStores::add);
-            }
-        }
-        return lvs.values().stream().filter(lv -> cowStores.contains(lv.name())
+        Map<String, String> cowStores = cowStores();
+        return lvs.values().stream().filter(lv -> cowStores.containsKey(lv.name())
                 || (lv.status().contains("VISIBLE") && !lv.is("snapshot"))).toList();
     }
 
-    /** The old-style snapshot whose copy-on-write store {@code cow} is: its origin's name. */
-    Optional<String> originOfCowStore(String cow) {
-        return lvs.values().stream().filter(lv -> lv.is("snapshot"))
-                .map(lv -> lv.only().orElseThrow())
-                .filter(s -> s.string("cow_store").equals(Optional.of(cow)))
-                .flatMap(s -> s.string("origin").stream()).findFirst();
-    }
-
-    /** Whether {@code lv} is the origin of an old-style snapshot. */
-    boolean isSnapshotOrigin(String lv) {
-        return lvs.values().stream().filter(l -> l.is("snapshot"))
-                .anyMatch(l -> l.only().flatMap(s -> s.string("origin")).equals(Optional.of(lv)));
+    /** Each old-style snapshot's copy-on-write store, to the origin it is a snapshot of. */
+    Map<String, String> cowStores() {
+        Map<String, String> stores = new java.util.HashMap<>();
+        for (Lv lv : lvs.values()) {
+            if (lv.is("snapshot")) {
+                Segment s = lv.only().orElseThrow();
+                s.string("cow_store").ifPresent(cow -> stores.put(cow, s.string("origin").orElse("")));
+            }
+        }
+        return stores;
     }
 }

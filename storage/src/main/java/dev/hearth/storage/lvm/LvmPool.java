@@ -493,14 +493,19 @@ public final class LvmPool implements Pool {
         }
         Path device = ensureActive(lv);
         try {
-            if (config.wipe() == LvmPoolConfig.Wipe.ZERO) {
-                BlockDevices.zeroOut(device, 0, size);
-            } else {
-                BlockDevices.discard(device, 0, size);
-            }
+            wipeWhole(device, size);
         } catch (IOException e) {
             throw new StorageException.Failed("wiping " + what + " (" + config.wipe().label() + ") before "
                     + "removing it: " + e.getMessage(), e);
+        }
+    }
+
+    /** Zeroes or discards the whole device, by the pool's policy (not NONE). */
+    private void wipeWhole(Path device, long size) throws IOException {
+        if (config.wipe() == LvmPoolConfig.Wipe.ZERO) {
+            BlockDevices.zeroOut(device, 0, size);
+        } else {
+            BlockDevices.discard(device, 0, size);
         }
     }
 
@@ -655,32 +660,38 @@ public final class LvmPool implements Pool {
      * PVs and device-mapper where those vouch for themselves, else from {@code lvs}.
      */
     Optional<List<LogicalVolume>> allVolumes() {
-        Optional<List<LogicalVolume>> lvs = direct().map(DirectRead::lvs).or(() -> reported(Optional.empty()));
+        Optional<List<LogicalVolume>> lvs = listing(metadata.read(config.volumeGroup()));
         noteGroup(lvs);
         return lvs;
     }
 
+    /** One LV of the group, read alone: device-mapper is asked about that LV only. */
     Optional<LogicalVolume> findLv(String lv) {
-        Optional<DirectRead> read = direct();
-        if (read.isPresent()) {
-            return named(read.get().lvs(), lv);
-        }
-        return reported(Optional.of("lv_name=" + lv)).flatMap(lvs -> named(lvs, lv));
+        return metadata.read(config.volumeGroup())
+                .flatMap(group -> withDeviceMapper(() -> DirectReport.logicalVolume(group, lv, deviceMapper)))
+                .orElseGet(() -> reported(Optional.of("lv_name=" + lv)).flatMap(lvs -> named(lvs, lv)));
     }
 
-    /** What the group's metadata and device-mapper say, if they can answer alone. */
-    private Optional<DirectRead> direct() {
-        Optional<GroupMetadata> read = metadata.read(config.volumeGroup());
-        if (read.isEmpty()) {
-            return Optional.empty();
-        }
+    /** The group's LVs from its metadata as read (with device-mapper's part), else from lvs. */
+    private Optional<List<LogicalVolume>> listing(Optional<GroupMetadata> read) {
+        return read.flatMap(group -> withDeviceMapper(() -> DirectReport.logicalVolumes(group, deviceMapper)))
+                .or(() -> reported(Optional.empty()));
+    }
+
+    /** What device-mapper adds to the metadata; empty (ask lvm instead) if it cannot answer. */
+    private <T> Optional<T> withDeviceMapper(KernelRead<T> read) {
         try {
-            return Optional.of(new DirectRead(read.get(), DirectReport.logicalVolumes(read.get(), deviceMapper)));
+            return Optional.of(read.get());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.DEBUG, "reading device-mapper for " + config.volumeGroup() + ": "
                     + e.getMessage() + "; asking lvm instead");
             return Optional.empty();
         }
+    }
+
+    @FunctionalInterface
+    private interface KernelRead<T> {
+        T get() throws IOException;
     }
 
     private Optional<List<LogicalVolume>> reported(Optional<String> select) {
@@ -691,8 +702,6 @@ public final class LvmPool implements Pool {
         }
         return lvs;
     }
-
-    private record DirectRead(GroupMetadata group, List<LogicalVolume> lvs) {}
 
     static Optional<LogicalVolume> named(List<LogicalVolume> lvs, String name) {
         return lvs.stream().filter(lv -> lv.name().equals(name)).findFirst();
@@ -744,12 +753,7 @@ public final class LvmPool implements Pool {
         Path cow = Path.of(device(lv) + "-cow");
         if (config.wipe() != LvmPoolConfig.Wipe.NONE && Files.exists(cow)) {
             try {
-                long size = BlockDevices.size(cow);
-                if (config.wipe() == LvmPoolConfig.Wipe.ZERO) {
-                    BlockDevices.zeroOut(cow, 0, size);
-                } else {
-                    BlockDevices.discard(cow, 0, size);
-                }
+                wipeWhole(cow, BlockDevices.size(cow));
             } catch (IOException e) {
                 throw new StorageException.Failed("wiping the copy-on-write store of " + lv + " before removing it: "
                         + e.getMessage(), e);
@@ -872,7 +876,8 @@ public final class LvmPool implements Pool {
 
     /** Reads the group (and thin pool) and keeps what was found for {@link #problem} and {@link #absence}. */
     private GroupState refresh() {
-        Optional<VolumeGroup> vg = metadata.read(config.volumeGroup()).map(DirectReport::volumeGroup);
+        Optional<GroupMetadata> read = metadata.read(config.volumeGroup());
+        Optional<VolumeGroup> vg = read.map(DirectReport::volumeGroup);
         try {
             if (vg.isEmpty()) {
                 vg = lvm.volumeGroup(config.volumeGroup());
@@ -894,7 +899,7 @@ public final class LvmPool implements Pool {
         }
         group = new GroupState(vg, null, null);
         if (config.thin()) {
-            allVolumes(); // checks the thin pool
+            noteGroup(listing(read)); // checks the thin pool, from the same reading of the group
         }
         return group;
     }

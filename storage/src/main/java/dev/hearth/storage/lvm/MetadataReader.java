@@ -41,17 +41,20 @@ final class MetadataReader {
     /** The group's metadata; empty when only LVM can say (unknown group, a PV that does not vouch, a parse refused). */
     Optional<GroupMetadata> read(String group) {
         String why = null;
+        boolean askPvs = false;
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-            List<Path> pvs = known(attempt > 0 && why != null && why.startsWith("pv:")).get(group);
+            List<Path> pvs = known(askPvs).get(group);
             if (pvs == null || pvs.isEmpty()) {
                 return Optional.empty();
             }
             try {
                 return Optional.of(readFrom(group, pvs));
             } catch (Disowned e) {
-                why = "pv:" + e.getMessage();
+                why = e.getMessage();
+                askPvs = true;
             } catch (IOException | IllegalArgumentException e) {
                 why = e.getMessage();
+                askPvs = false;
             }
         }
         LOG.log(System.Logger.Level.DEBUG, "reading volume group " + group + " from its PVs: " + why
@@ -95,10 +98,9 @@ final class MetadataReader {
                 contents = PhysicalVolumeLabel.read(device);
             } catch (java.nio.file.NoSuchFileException e) {
                 throw new Disowned(device + " is gone");
+            } catch (PhysicalVolumeLabel.Torn e) {
+                throw e; // read again, from the same devices
             } catch (PhysicalVolumeLabel.Unreadable e) {
-                if (e.getMessage().contains("checksum")) {
-                    throw e;
-                }
                 throw new Disowned(e.getMessage());
             }
             labelled.add(contents.pvUuid());

@@ -94,7 +94,7 @@ final class PhysicalVolumeLabel {
                     + label.getLong(8));
         }
         if (crc(INITIAL_CRC, label, 20, SECTOR - 20) != label.getInt(16)) {
-            throw new Unreadable(device + ": LVM label checksum does not match");
+            throw new Torn(device + ": LVM label checksum does not match");
         }
         if (!label.slice(24, 8).equals(ByteBuffer.wrap(LVM2_TYPE))) {
             throw new Unreadable(device + ": label type is not LVM2 001");
@@ -147,7 +147,7 @@ final class PhysicalVolumeLabel {
             throw new Unreadable(device + ": no metadata area header at " + start);
         }
         if (crc(INITIAL_CRC, header, 4, MDA_HEADER_SIZE - 4) != header.getInt(0)) {
-            throw new Unreadable(device + ": metadata area header checksum does not match (being written?)");
+            throw new Torn(device + ": metadata area header checksum does not match (being written?)");
         }
         if (header.getInt(20) != 1 || header.getLong(24) != start || header.getLong(32) != size) {
             throw new Unreadable(device + ": metadata area header at " + start + " is not version 1 of this area");
@@ -171,7 +171,7 @@ final class PhysicalVolumeLabel {
         }
         text.flip();
         if (crc(INITIAL_CRC, text, 0, (int) length) != checksum) {
-            throw new Unreadable(device + ": metadata text checksum does not match (being written?)");
+            throw new Torn(device + ": metadata text checksum does not match (being written?)");
         }
         int end = (int) length;
         while (end > 0 && text.get(end - 1) == 0) {
@@ -207,8 +207,18 @@ final class PhysicalVolumeLabel {
     }
 
     /** The device does not hold what an LVM2 PV must, or a part of it failed its checksum. */
-    static final class Unreadable extends IOException {
+    static class Unreadable extends IOException {
         Unreadable(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * The label, or a metadata area's header or text, failed its checksum: LVM was writing it, and
+     * a later read sees its commit.
+     */
+    static final class Torn extends Unreadable {
+        Torn(String message) {
             super(message);
         }
     }

@@ -10,7 +10,6 @@ import dev.hearth.storage.probe.Signature;
 import dev.hearth.storage.probe.Signature.Kind;
 import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.tool.ToolException;
-import dev.hearth.storage.tool.ToolResult;
 import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.io.InputStream;
@@ -187,18 +186,9 @@ class FormatterTest {
 
     /** A formatter with the real tools and probe that notes the name of each tool it runs. */
     private Formatter recording(List<String> ran) {
-        return new Formatter(new Formatter.Tools() {
-            @Override
-            public ToolResult run(List<String> argv, Duration timeout) {
-                ran.add(argv.getFirst());
-                return tools.run(argv, timeout);
-            }
-
-            @Override
-            public ToolResult runAllowingFailure(List<String> argv, Duration timeout) {
-                ran.add(argv.getFirst());
-                return tools.runAllowingFailure(argv, timeout);
-            }
+        return new Formatter((argv, timeout) -> {
+            ran.add(argv.getFirst());
+            return tools.runAllowingFailure(argv, timeout);
         }, SignatureProbe::probe);
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.GuestScenarios;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.UserModeLinux;
 import dev.hearth.storage.Capacity;
@@ -35,8 +36,6 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -54,7 +53,6 @@ class LvmPoolUmlTest {
     static final long MIB = 1L << 20;
     static final String VG = "hearth-test";
     static final String SMALL_VG = "hearth-small";
-    private static final Pattern OUTCOME = Pattern.compile("^LVM-SCENARIO (\\S+) (PASS|FAIL)$", Pattern.MULTILINE);
 
     @TempDir
     Path dir;
@@ -73,16 +71,10 @@ class LvmPoolUmlTest {
                 Map.of(), List.of("-m", "1536M", "-k", "dm-thin-pool", "-k", "dm-snapshot", "-d", disk.toString(),
                         "-d", small.toString()));
         System.out.println(guest.describe());
-        Map<String, String> outcomes = new LinkedHashMap<>();
-        Matcher m = OUTCOME.matcher(guest.output());
-        while (m.find()) {
-            outcomes.put(m.group(1), m.group(2));
-        }
+        Map<String, String> outcomes = GuestScenarios.outcomes(guest, "LVM-SCENARIO");
         assertThat(outcomes).as("scenarios reported by the guest: " + guest.describe()).isNotEmpty();
         assertThat(guest.output()).as(guest.describe()).contains(UserModeLinux.PASS);
-        return outcomes.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getKey(), () ->
-                assertThat(e.getValue()).as(e.getKey() + " in the guest:\n" + section(guest.output(), e.getKey()))
-                        .isEqualTo("PASS")));
+        return GuestScenarios.tests(guest, "LVM-SCENARIO", outcomes, "");
     }
 
     private static List<String> guestCommand() {
@@ -90,12 +82,6 @@ class LvmPoolUmlTest {
                 "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx384m",
                 "-Xshare:auto", "-XX:-UsePerfData", "-cp", System.getProperty("java.class.path"),
                 UserModeLinux.class.getName(), LvmPoolUmlTest.class.getName(), "inGuest", "/tmp");
-    }
-
-    private static String section(String output, String scenario) {
-        int start = output.indexOf("LVM-SCENARIO-START " + scenario);
-        int end = output.indexOf("LVM-SCENARIO " + scenario + " ");
-        return start >= 0 && end > start ? output.substring(start, end) : output;
     }
 
     // ---- in the guest
