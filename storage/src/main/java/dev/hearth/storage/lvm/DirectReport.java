@@ -27,6 +27,9 @@ final class DirectReport {
         /** The device's open count; empty if there is no such device (the LV is not active). */
         OptionalInt openCount(String device) throws IOException;
 
+        /** Whether the device is suspended (its I/O waits); false if there is no such device. */
+        boolean suspended(String device) throws IOException;
+
         /** The thin-pool target's status of the device; empty if it has none. */
         Optional<PoolStatus> thinPool(String device) throws IOException;
 
@@ -36,10 +39,11 @@ final class DirectReport {
 
     /**
      * A thin pool's state as its target reports it ({@code Fail}: failed; mode {@code ro} or
-     * {@code out_of_data_space}; {@code needs_check}).
+     * {@code out_of_data_space}; {@code needs_check}), and the transaction id of the last change
+     * LVM sent it, which LVM's metadata also records for the pool.
      */
-    record PoolStatus(long usedMetadata, long totalMetadata, long usedData, long totalData, boolean failed,
-            String mode, boolean needsCheck) {}
+    record PoolStatus(long transactionId, long usedMetadata, long totalMetadata, long usedData, long totalData,
+            boolean failed, String mode, boolean needsCheck) {}
 
     /** A thin volume's state: sectors mapped, or failed. */
     record ThinStatus(long mappedSectors, boolean failed) {}

@@ -20,14 +20,19 @@ final class KernelDeviceMapper implements DirectReport.DeviceMapperView {
     }
 
     @Override
+    public boolean suspended(String device) throws IOException {
+        return DeviceMapper.status(device).map(DeviceStatus::suspended).orElse(false);
+    }
+
+    @Override
     public Optional<DirectReport.PoolStatus> thinPool(String device) throws IOException {
         Optional<String> line = target(device, "thin-pool");
         if (line.isEmpty()) {
             return Optional.empty();
         }
         return Optional.of(switch (parse(device, line.get(), ThinPoolStatus::parse)) {
-            case ThinPoolStatus.Failed _ -> new DirectReport.PoolStatus(0, 0, 0, 0, true, "", false);
-            case ThinPoolStatus.Working w -> new DirectReport.PoolStatus(w.usedMetadataBlocks(),
+            case ThinPoolStatus.Failed _ -> new DirectReport.PoolStatus(-1, 0, 0, 0, 0, true, "", false);
+            case ThinPoolStatus.Working w -> new DirectReport.PoolStatus(w.transactionId(), w.usedMetadataBlocks(),
                     w.totalMetadataBlocks(), w.usedDataBlocks(), w.totalDataBlocks(), false, w.mode().word(),
                     w.needsCheck());
         });

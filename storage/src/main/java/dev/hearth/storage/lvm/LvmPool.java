@@ -736,6 +736,42 @@ public final class LvmPool implements Pool {
         return device;
     }
 
+    /**
+     * Whether a thin LV exists for LVM but not in its thin pool: its lvcreate was killed after
+     * committing LVM's metadata and before sending the pool its message (activating it then fails
+     * with ENODATA). LVM records for each thin LV the pool transaction that makes it; the pool's own
+     * transaction id says which it has applied. LVM sends the pool what it missed at its next change
+     * of the pool (an lvcreate or lvremove in it). Costs no process; false when the group cannot be
+     * read directly.
+     */
+    boolean thinPoolLacks(String lv) {
+        Optional<Long> made = metadata.read(config.volumeGroup())
+                .flatMap(group -> Optional.ofNullable(group.lvs().get(lv)))
+                .flatMap(GroupMetadata.Lv::only).filter(segment -> segment.type().equals("thin"))
+                .flatMap(segment -> segment.settings().number("transaction_id"));
+        if (made.isEmpty()) {
+            return false;
+        }
+        String pool = Names.mapperName(config.volumeGroup(), config.thinPool().orElseThrow()) + "-tpool";
+        Optional<Long> applied = withDeviceMapper(() -> deviceMapper.thinPool(pool)).flatMap(status -> status)
+                .filter(status -> !status.failed()).map(DirectReport.PoolStatus::transactionId);
+        return applied.isPresent() && made.get() >= applied.get();
+    }
+
+    /**
+     * Resumes an LV that an lvm command killed midway left suspended (a thin snapshot's lvcreate
+     * suspends its source): until then every I/O to it waits. A refresh reloads and resumes it.
+     */
+    void resumeIfSuspended(String lv) {
+        boolean suspended = withDeviceMapper(() -> deviceMapper.suspended(Names.mapperName(config.volumeGroup(), lv)))
+                .orElse(false);
+        if (suspended) {
+            LOG.log(System.Logger.Level.WARNING, config.volumeGroup() + "/" + lv + " was left suspended by an lvm "
+                    + "command cut short; resuming it");
+            change("resuming " + lv, "lvchange", List.of("--refresh", config.volumeGroup() + "/" + lv));
+        }
+    }
+
     void change(String doing, String verb, List<String> args) {
         try {
             lvm.change(verb, args);

@@ -58,6 +58,19 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
                 .orElseThrow(() -> new StorageException.NotFound("source volume " + source + " does not exist in pool '"
                         + pool.name() + "'"));
         Optional<LogicalVolume> existing = LvmPool.named(lvs, lv);
+        if (config.thin()) {
+            // A retry after a crash inside this snapshot's lvcreate -s: the source may be left suspended,
+            // and the snapshot may exist for LVM but not in the pool. Such a snapshot is removed (the
+            // lvremove also has LVM send the pool what it missed) and taken again.
+            pool.resumeIfSuspended(sourceLv);
+            if (existing.isPresent() && pool.thinPoolLacks(lv)) {
+                LOG.log(System.Logger.Level.WARNING, "snapshot " + id + " was cut short before its thin pool made it; "
+                        + "taking it again");
+                pool.change("removing half-made snapshot " + id, "lvremove",
+                        List.of("-f", config.volumeGroup() + "/" + lv));
+                existing = Optional.empty();
+            }
+        }
         if (existing.isPresent()) {
             return again(id, name, source, existing.get(), lvs);
         }

@@ -47,7 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  * so one user-mode Linux guest (two disk images, dm-thin-pool and dm-snapshot loaded) runs every
  * scenario against the production code; each scenario is one test in the report.
  */
-@RequiresTools({"lvm", "thin_check", "mkfs.ext4", "e2fsck"})
+@RequiresTools({"lvm", "thin_check", "mkfs.ext4", "e2fsck", "strace"})
 class LvmPoolUmlTest {
 
     static final long MIB = 1L << 20;
@@ -104,6 +104,8 @@ class LvmPoolUmlTest {
         scenarios.put("aHalfMadeTransferIsNeverCopiedIntoASnapshot", () -> halfMadeTransfer(state));
         scenarios.put("missingVolumeGroupMeansNoSpaceNotABrokenDriver", () -> missingGroup(state));
         scenarios.put("readingTheGroupFromItsDisksAgreesWithLvsAndVgs", () -> DirectReportScenario.run(state));
+        scenarios.put("aThinSnapshotCutShortAtThePoolsMessageIsResumedAndRetakenOnRetry",
+                () -> CutShortThinSnapshotScenario.run(state));
         boolean failed = false;
         for (var entry : scenarios.entrySet()) {
             System.out.println("LVM-SCENARIO-START " + entry.getKey());

@@ -184,6 +184,11 @@ class OnDiskMetadataTest {
             }
 
             @Override
+            public boolean suspended(String device) {
+                return false;
+            }
+
+            @Override
             public Optional<DirectReport.PoolStatus> thinPool(String device) {
                 String[] d = devices.get(device);
                 if (d == null || !d[2].equals("thin-pool")) {
@@ -192,7 +197,8 @@ class OnDiskMetadataTest {
                 String[] f = d[3].split(" ");
                 String[] meta = f[1].split("/");
                 String[] data = f[2].split("/");
-                return Optional.of(new DirectReport.PoolStatus(Long.parseLong(meta[0]), Long.parseLong(meta[1]),
+                return Optional.of(new DirectReport.PoolStatus(Long.parseLong(f[0]), Long.parseLong(meta[0]),
+                        Long.parseLong(meta[1]),
                         Long.parseLong(data[0]), Long.parseLong(data[1]), false, f[4], !f[7].equals("-")));
             }
 
