@@ -179,10 +179,16 @@ public final class DeviceMapper {
         }
     }
 
+    /** Whether a device-mapper device could have this name: 1 to 127 bytes, no NUL. */
+    public static boolean possibleName(String name) {
+        int length = name.getBytes(StandardCharsets.UTF_8).length;
+        return length > 0 && length < DM_NAME_LEN && name.indexOf('\0') < 0;
+    }
+
     /** A zeroed dm_ioctl of {@code size} bytes (its data area after it) that names the device. */
     static MemorySegment request(Arena arena, String name, int size) {
         byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        if (bytes.length == 0 || bytes.length >= DM_NAME_LEN || name.indexOf('\0') >= 0) {
+        if (!possibleName(name)) {
             throw new IllegalArgumentException("not a device-mapper name (1 to " + (DM_NAME_LEN - 1)
                     + " bytes, no NUL): \"" + name.replace("\0", "\\0") + "\"");
         }

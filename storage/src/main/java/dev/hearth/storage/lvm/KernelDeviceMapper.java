@@ -15,13 +15,13 @@ final class KernelDeviceMapper implements DirectReport.DeviceMapperView {
 
     @Override
     public OptionalInt openCount(String device) throws IOException {
-        Optional<DeviceStatus> status = DeviceMapper.status(device);
+        Optional<DeviceStatus> status = status(device);
         return status.isPresent() ? OptionalInt.of(status.get().openCount()) : OptionalInt.empty();
     }
 
     @Override
     public boolean suspended(String device) throws IOException {
-        return DeviceMapper.status(device).map(DeviceStatus::suspended).orElse(false);
+        return status(device).map(DeviceStatus::suspended).orElse(false);
     }
 
     @Override
@@ -50,9 +50,20 @@ final class KernelDeviceMapper implements DirectReport.DeviceMapperView {
         });
     }
 
+    /**
+     * No device-mapper device can have a name of 128 bytes or more (an LV of a long name in a group
+     * of a long name cannot be active): asked for one, the answer is that there is none.
+     */
+    private static Optional<DeviceStatus> status(String device) throws IOException {
+        return DeviceMapper.possibleName(device) ? DeviceMapper.status(device) : Optional.empty();
+    }
+
     /** The status line of the device's one target, if it is of that type. */
     private static Optional<String> target(String device, String type) throws IOException {
         // No commit forced on a thin pool per query (lvs asks the same way); it commits every second anyway.
+        if (!DeviceMapper.possibleName(device)) {
+            return Optional.empty();
+        }
         Optional<List<TargetStatus>> targets = DeviceMapper.tableStatus(device, true);
         if (targets.isEmpty() || targets.get().size() != 1 || !targets.get().getFirst().type().equals(type)) {
             return Optional.empty();
