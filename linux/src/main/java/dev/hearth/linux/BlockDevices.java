@@ -72,6 +72,27 @@ public final class BlockDevices {
         }
     }
 
+    /**
+     * Whether the kernel would let the device be opened exclusively right now. An exclusive open of
+     * a block device fails with EBUSY while it is mounted, swapped on, held by device-mapper, md or
+     * bcache, or opened exclusively by another program (mkfs, another driver), so this is the
+     * kernel's own word that nothing has claimed it; a plain open by a user is not seen.
+     *
+     * @return empty if it could be opened exclusively, else why not
+     */
+    public static java.util.Optional<String> exclusiveOpenProblem(Path device) {
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = Libc.open(arena, device.toString(), Libc.O_RDONLY | Libc.O_EXCL | Libc.O_CLOEXEC);
+            if (fd >= 0) {
+                Libc.close(fd);
+                return java.util.Optional.empty();
+            }
+            return java.util.Optional.of(fd == -Errno.EBUSY
+                    ? "the kernel refuses an exclusive open (EBUSY): mounted, held or opened exclusively elsewhere"
+                    : "cannot be opened: " + new LinuxException("open", device + ", O_EXCL", -fd).getMessage());
+        }
+    }
+
     /** Whether {@code p} (following symlinks such as {@code /dev/disk/by-id/...}) is a block device. */
     public static boolean isBlockDevice(Path p) {
         try {

@@ -30,6 +30,8 @@ final class Libc {
     static final int O_RDONLY = 0;
     static final int O_RDWR = 2;
     static final int O_CLOEXEC = 0x80000;
+    /** The same on x86_64 and aarch64 (asm-generic). On a block device: fail with EBUSY if it is mounted or held. */
+    static final int O_EXCL = 0x80;
     static final int AT_FDCWD = -100;
     static final int O_DIRECTORY = 0x10000;
     static final int SEEK_DATA = 3;
