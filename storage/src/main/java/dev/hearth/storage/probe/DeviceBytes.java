@@ -14,7 +14,7 @@ import java.util.OptionalLong;
 /**
  * The bytes of a device as the detectors see them: each field is read from a 4 KiB window around
  * it, and the few windows last read are kept, since detectors look at several fields in one place.
- * The emptiness rule reads the first and last MiB whole, streamed through one 64 KiB buffer.
+ * The zero checks ({@link ZeroScan}) stream what they read through one buffer.
  *
  * <p>So a probe reads what it looks at and holds ~100 KiB while it runs, in an arena of its own
  * that closing gives back. Holding the two MiB, as this once did in direct buffers, cost a page
@@ -27,7 +27,7 @@ final class DeviceBytes implements AutoCloseable {
     private static final int WINDOW = 4096;
     private static final int WINDOWS = 8;
     private static final int SCAN = 64 << 10;
-    /** What the emptiness rule compares with: never written, so it stays zeros. */
+    /** What the zero checks compare with: never written, so it stays zeros. */
     private static final MemorySegment ZEROS = Arena.global().allocate(SCAN).asReadOnly();
 
     private final FileChannel channel;
@@ -107,28 +107,27 @@ final class DeviceBytes implements AutoCloseable {
         return bytes == null ? -1 : Byte.toUnsignedInt(bytes.get(0));
     }
 
-    /** Offset of the first non-zero byte in the first or last MiB (the whole of a small device), if any. */
-    OptionalLong firstNonZero() throws IOException {
-        long headEnd = Math.min(size, REGION);
-        // The tail starts where the head ends on small devices so the two never overlap.
-        long tailStart = Math.max(headEnd, size - REGION);
-        MemorySegment buffer = arena.allocate(SCAN, WINDOW);
-        OptionalLong inHead = firstNonZero(buffer, 0, headEnd);
-        return inHead.isPresent() ? inHead : firstNonZero(buffer, tailStart, size);
-    }
-
     @Override
     public void close() {
         arena.close();
     }
 
-    private OptionalLong firstNonZero(MemorySegment buffer, long from, long to) throws IOException {
-        for (long position = from; position < to; position += SCAN) {
-            long length = Math.min(SCAN, to - position);
+    /** A buffer of {@code bytes} from the probe's arena, aligned to a page: given back when the probe closes. */
+    MemorySegment buffer(long bytes) {
+        return arena.allocate(bytes, WINDOW);
+    }
+
+    /** Offset of the first non-zero byte in {@code [from, to)}, read into {@code buffer} one buffer at a time. */
+    OptionalLong firstNonZero(MemorySegment buffer, long from, long to) throws IOException {
+        for (long position = from; position < to; position += buffer.byteSize()) {
+            long length = Math.min(buffer.byteSize(), to - position);
             readFully(buffer.asSlice(0, length), position);
-            long mismatch = MemorySegment.mismatch(buffer, 0, length, ZEROS, 0, length);
-            if (mismatch >= 0) {
-                return OptionalLong.of(position + mismatch);
+            for (long at = 0; at < length; at += SCAN) {
+                long part = Math.min(SCAN, length - at);
+                long mismatch = MemorySegment.mismatch(buffer, at, at + part, ZEROS, 0, part);
+                if (mismatch >= 0) {
+                    return OptionalLong.of(position + at + mismatch);
+                }
             }
         }
         return OptionalLong.empty();
