@@ -115,7 +115,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             throw new StorageException.Conflict("volume " + Quoted.of(request.getName()) + " exists already in pool '"
                     + v.id().pool() + "', not '" + pool.name() + "'");
         });
-        Volume volume = pool.create(new VolumeRequest(request.getName(), range, parameters.poolParameters(), source));
+        Volume volume = pool.create(new VolumeRequest(request.getName(), range, parameters.poolParameters(), source,
+                parameters.claim()));
         response.onNext(CreateVolumeResponse.newBuilder().setVolume(toCsi(volume)).build());
         response.onCompleted();
     }

@@ -1,19 +1,23 @@
 package dev.hearth.controller;
 
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Splits a request's parameters into the pool they choose and that pool's own settings. Keys the
- * external-provisioner adds ({@code csi.storage.k8s.io/...}) are Kubernetes' business and ignored;
- * any other key outside the pool's vocabulary is refused, naming the key and every key accepted.
+ * Splits a request's parameters into the pool they choose, that pool's own settings and the claim
+ * the volume is for. Keys the external-provisioner adds ({@code csi.storage.k8s.io/...}) are
+ * Kubernetes' business: never refused, and read only for the PVC and PV names, which the pool
+ * records with the volume ({@link Claim}). Any other key outside the pool's vocabulary is refused,
+ * naming the key and every key accepted.
  */
-record StorageClassParameters(Pool pool, Map<String, String> poolParameters) {
+record StorageClassParameters(Pool pool, Map<String, String> poolParameters, Optional<Claim> claim) {
 
     static final String PREFIX = "hearth.dev/";
     static final String POOL = PREFIX + "pool";
@@ -38,7 +42,7 @@ record StorageClassParameters(Pool pool, Map<String, String> poolParameters) {
             }
             own.put(key, entry.getValue());
         }
-        return new StorageClassParameters(pool, pool.validateParameters(own));
+        return new StorageClassParameters(pool, pool.validateParameters(own), Claim.fromParameters(parameters));
     }
 
     /** Every key a StorageClass for this pool may hold, sorted. */

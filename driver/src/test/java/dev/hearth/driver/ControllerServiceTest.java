@@ -172,6 +172,19 @@ class ControllerServiceTest extends DriverFixture {
     }
 
     @Test
+    void thePvcAndPvTheProvisionerNamesAreRecordedWithTheVolume() throws IOException {
+        Volume volume = create(request("pvc-3f1c", 64 * MIB)
+                .putParameters("csi.storage.k8s.io/pvc/name", "data-db-0")
+                .putParameters("csi.storage.k8s.io/pvc/namespace", "shop")
+                .putParameters("csi.storage.k8s.io/pv/name", "pvc-3f1c"));
+
+        String metadata = Files.readString(driver.poolDir().resolve(volume.getVolumeId() + ".meta"));
+        assertThat(metadata).contains("claim.namespace=shop", "claim.name=data-db-0", "claim.pv=pvc-3f1c")
+                .doesNotContain("param.csi.storage.k8s.io");
+        assertThat(volume.getVolumeContextMap()).doesNotContainKeys("csi.storage.k8s.io/pvc/name");
+    }
+
+    @Test
     void createInTheNamedPoolWorks() {
         Volume volume = create(request("pvc-1", 64 * MIB).putParameters("hearth.dev/pool", "default"));
 

@@ -29,6 +29,16 @@ class VolumeRequestTest {
     }
 
     @Test
+    void theClaimIsALabelNotPartOfTheRequest() {
+        Optional<Claim> other = Optional.of(new Claim("other", "data", "pvc-9"));
+        VolumeRequest again = new VolumeRequest("pvc-1", new CapacityRange(4 * MIB, 0), THIN, Optional.of(SNAPSHOT),
+                other);
+
+        assertThat(again.sameRequestAgain(RESTORED, THIN)).isSameAs(RESTORED);
+        assertThat(RESTORED.withSize(8 * MIB).claim()).isEmpty();
+    }
+
+    @Test
     void anotherSourceOrNoneConflicts() {
         VolumeSource other = new VolumeSource.FromVolume(VolumeId.mint("default", "pvc-0"));
 

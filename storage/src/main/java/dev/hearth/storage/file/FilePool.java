@@ -205,7 +205,8 @@ public final class FilePool implements Pool {
             } finally {
                 allocation.release(files.partial());
             }
-            Volume volume = new Volume(id, request.name(), size, parameters, request.source(), Instant.now());
+            Volume volume = new Volume(id, request.name(), size, parameters, request.source(), Instant.now(),
+                    request.claim());
             AtomicFiles.write(files.metadata(), Metadata.encode(volume));
             return volume;
         } catch (IOException e) {

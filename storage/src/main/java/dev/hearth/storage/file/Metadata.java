@@ -1,5 +1,6 @@
 package dev.hearth.storage.file;
 
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.StorageException;
@@ -15,12 +16,20 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 
-/** The metadata files beside volume and snapshot images, as Java properties (format version 1). */
+/**
+ * The metadata files beside volume and snapshot images, as Java properties (format version 1).
+ * Keys are only ever added within a version: a reader ignores keys it does not know (a driver rolled
+ * back reads a newer file), and a key a file lacks has its old meaning (no {@code claim.*}: no claim).
+ */
 final class Metadata {
 
     private static final String FORMAT = "1";
     private static final String PARAM = "param.";
     private static final String SOURCE = "source";
+    /** The claim's keys: absent in files older releases wrote, which read as volumes without a claim. */
+    private static final String CLAIM_NAMESPACE = "claim.namespace";
+    private static final String CLAIM_NAME = "claim.name";
+    private static final String CLAIM_PV = "claim.pv";
 
     private Metadata() {}
 
@@ -29,6 +38,11 @@ final class Metadata {
         volume.parameters().forEach((k, v) -> props.setProperty(PARAM + k, v));
         // As a parameter, as every release wrote it: a driver rolled back still reads the source.
         volume.source().ifPresent(source -> props.setProperty(PARAM + SOURCE, source.toString()));
+        volume.claim().ifPresent(claim -> {
+            props.setProperty(CLAIM_NAMESPACE, claim.namespace());
+            props.setProperty(CLAIM_NAME, claim.name());
+            props.setProperty(CLAIM_PV, claim.pvName());
+        });
         return store(props, "hearth volume");
     }
 
@@ -43,9 +57,23 @@ final class Metadata {
         Optional<VolumeSource> source = Optional.ofNullable(parameters.remove(SOURCE)).flatMap(VolumeSource::parse);
         try {
             return new Volume(id, props.getProperty("name"), Long.parseLong(props.getProperty("size")), parameters,
-                    source, Instant.parse(props.getProperty("created")));
+                    source, Instant.parse(props.getProperty("created")), claim(props));
         } catch (RuntimeException e) {
             throw new IOException("metadata of " + id + " is malformed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The claim a volume's file records; none if it records none, or one Kubernetes could not have made. */
+    private static Optional<Claim> claim(Properties props) {
+        String namespace = props.getProperty(CLAIM_NAMESPACE);
+        String name = props.getProperty(CLAIM_NAME);
+        if (namespace == null || name == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new Claim(namespace, name, props.getProperty(CLAIM_PV, "")));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // a label only: a bad one must not make the volume unreadable
         }
     }
 

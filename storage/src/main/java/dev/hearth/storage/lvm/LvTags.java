@@ -1,5 +1,6 @@
 package dev.hearth.storage.lvm;
 
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.Volume;
@@ -29,6 +30,10 @@ import java.util.TreeMap;
  *   <li>{@code hearth.of=<volume id>}: a snapshot's source volume;
  *   <li>{@code hearth.params=<b64>}: the pool parameters it was made with, if any;
  *   <li>{@code hearth.created=<epoch ms>};
+ *   <li>{@code hearth.pvc=<namespace>/<name>} and {@code hearth.pv=<pv name>}: the Kubernetes claim
+ *       it was made for, if the request named one ({@link Claim}). As they are, not base64: Kubernetes
+ *       names are lowercase letters, digits, '-' and '.', all in LVM's tag alphabet, and at most
+ *       11 + 63 + 1 + 253 bytes, so {@code lvs -o tags} shows them readably;
  *   <li>{@code hearth.copying}: its content is still being copied in (a thick snapshot, restore
  *       or clone); it is not to be used until the tag is gone.
  * </ul>
@@ -47,14 +52,22 @@ final class LvTags {
     static final String PARAMS = "hearth.params=";
     static final String CREATED = "hearth.created=";
     static final String COPYING = "hearth.copying";
+    static final String PVC = "hearth.pvc=";
+    static final String PV = "hearth.pv=";
 
     private LvTags() {}
 
     static List<String> volume(String name, long requested, Map<String, String> parameters,
-            Optional<VolumeSource> source, Instant created, boolean copying) {
+            Optional<VolumeSource> source, Optional<Claim> claim, Instant created, boolean copying) {
         List<String> tags = new ArrayList<>(List.of(VOLUME, NAME + encode(name), REQUESTED + requested,
                 CREATED + created.toEpochMilli()));
         source.ifPresent(s -> tags.add(SOURCE + s));
+        claim.ifPresent(c -> {
+            tags.add(PVC + c.namespace() + "/" + c.name());
+            if (!c.pvName().isEmpty()) {
+                tags.add(PV + c.pvName());
+            }
+        });
         if (!parameters.isEmpty()) {
             StringBuilder text = new StringBuilder();
             new TreeMap<>(parameters).forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
@@ -105,7 +118,23 @@ final class LvTags {
                 }
             }
         });
-        return Optional.of(new Volume(id, name.get(), lv.sizeBytes(), parameters, source, created.get()));
+        return Optional.of(new Volume(id, name.get(), lv.sizeBytes(), parameters, source, created.get(),
+                claim(lv.tags())));
+    }
+
+    /** The claim the tags record; none if they record none, or one Kubernetes could not have made. */
+    static Optional<Claim> claim(Set<String> tags) {
+        Optional<String> pvc = value(tags, PVC);
+        int slash = pvc.map(text -> text.indexOf('/')).orElse(-1);
+        if (slash < 0) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new Claim(pvc.get().substring(0, slash), pvc.get().substring(slash + 1),
+                    value(tags, PV).orElse("")));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // a label only: a tag changed by hand must not make the volume unreadable
+        }
     }
 
     /** The snapshot an LV records, if it is a snapshot record of hearth's. */

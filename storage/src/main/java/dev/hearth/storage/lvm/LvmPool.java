@@ -223,9 +223,9 @@ public final class LvmPool implements Pool {
             List<String> args = new ArrayList<>(List.of("-n", lv, "-V", size + "b", "-T",
                     config.volumeGroup() + "/" + config.thinPool().get(), "-kn", "-Wn"));
             args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
-                    Optional.empty(), created, false)));
+                    Optional.empty(), request.claim(), created, false)));
             lvcreate(id, args);
-            return new Volume(id, request.name(), size, parameters, Optional.empty(), created);
+            return new Volume(id, request.name(), size, parameters, Optional.empty(), created, request.claim());
         } finally {
             allocation.unlock();
         }
@@ -247,7 +247,7 @@ public final class LvmPool implements Pool {
         blank.mark(id);
         List<String> args = new ArrayList<>(List.of("-n", lv, "-L", size + "b", "-kn", "-Wn", "-Zn", "-y"));
         args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
-                Optional.empty(), created, false)));
+                Optional.empty(), request.claim(), created, false)));
         args.add(config.volumeGroup());
         var result = lvm.tryChange("lvcreate", args);
         if (!result.succeeded()) {
@@ -261,7 +261,7 @@ public final class LvmPool implements Pool {
                     ToolException.exited(List.of("lvm", "lvcreate"), result));
         }
         clearEnds(id, lv, size);
-        return new Volume(id, request.name(), size, parameters, Optional.empty(), created);
+        return new Volume(id, request.name(), size, parameters, Optional.empty(), created, request.claim());
     }
 
     /** A create whose LV exists: the same request again, finished if a crash cut it short. */
@@ -330,20 +330,22 @@ public final class LvmPool implements Pool {
                 requireRoom(thinCapacity(lvs), size, "volume " + id);
                 List<String> args = new ArrayList<>(List.of("-s", "-n", lv, "-kn"));
                 args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
-                        Optional.of(source), created, false)));
+                        Optional.of(source), request.claim(), created, false)));
                 args.add(config.volumeGroup() + "/" + from.name());
                 lvcreate(id, args); // LVM freezes a mounted source's filesystem while it suspends it
                 if (size > from.sizeBytes()) {
                     lvextend(id, lv, size);
                 }
-                return new Volume(id, request.name(), size, parameters, Optional.of(source), created);
+                return new Volume(id, request.name(), size, parameters, Optional.of(source), created,
+                        request.claim());
             }
             List<String> args = new ArrayList<>(List.of("-n", lv, "-L", size + "b", "-kn", "-Wn", "-Zn", "-y"));
             args.addAll(LvTags.addTags(LvTags.volume(request.name(), request.range().requiredBytes(), parameters,
-                    Optional.of(source), created, true)));
+                    Optional.of(source), request.claim(), created, true)));
             args.add(config.volumeGroup());
             lvcreate(id, args);
-            Volume volume = new Volume(id, request.name(), size, parameters, Optional.of(source), created);
+            Volume volume = new Volume(id, request.name(), size, parameters, Optional.of(source), created,
+                    request.claim());
             try {
                 copyIn(volume, lv, size);
             } catch (RuntimeException e) {

@@ -18,6 +18,7 @@ import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.StorageException;
@@ -482,6 +483,27 @@ class FilePoolTest {
     }
 
     @Test
+    void theClaimSurvivesReopenAndExpansionAndARepeatedCreateKeepsTheFirst() throws IOException {
+        Claim claim = new Claim("shop", "data-db-0", "pvc-3f1c2a9e-0b7d-4c1e-9a51-2d6f0e8b7c44");
+        VolumeRequest asked = new VolumeRequest("pvc-3f1c", new CapacityRange(2 * MIB, 0), THIN, Optional.empty(),
+                Optional.of(claim));
+        Volume made = open(64 * MIB, Provisioning.THIN).create(asked);
+
+        FilePool reopened = open(64 * MIB, Provisioning.THIN);
+        reopened.expansion().orElseThrow().expand(made.id(), new CapacityRange(4 * MIB, 0));
+
+        Volume found = reopened.find(made.id()).orElseThrow();
+        assertThat(made.claim()).contains(claim);
+        assertThat(found.claim()).contains(claim);
+        assertThat(found.sizeBytes()).isEqualTo(4 * MIB);
+        assertThat(Files.readString(ImageFiles.of(dir.resolve("pool"), made.id()).metadata()))
+                .contains("claim.namespace=shop", "claim.name=data-db-0", "claim.pv=pvc-3f1c2a9e-");
+        VolumeRequest other = new VolumeRequest("pvc-3f1c", new CapacityRange(2 * MIB, 0), THIN, Optional.empty(),
+                Optional.of(new Claim("other", "x", "")));
+        assertThat(reopened.create(other).claim()).contains(claim);
+    }
+
+    @Test
     void aPartSwitchedOffInTheConfigIsAbsentAndTheOthersStay() throws IOException {
         FilePool full = open(16 * MIB, Provisioning.THIN);
         FilePool limited = FilePool.open(new FilePoolConfig("limited", dir.resolve("limited"), 16 * MIB)
@@ -523,6 +545,7 @@ class FilePoolTest {
         assertThat(old.source()).contains(cloned);
         assertThat(old.parameters()).containsExactlyEntriesOf(THIN);
         assertThat(old.createdAt()).isEqualTo(Instant.parse("2026-11-23T12:00:00Z"));
+        assertThat(old.claim()).isEmpty();
         VolumeRequest again = new VolumeRequest("pvc-old", new CapacityRange(2 * MIB, 0), THIN, Optional.of(cloned));
         assertThat(reopened.create(again)).isEqualTo(old);
         assertThatThrownBy(() -> reopened.create(request("pvc-old", 2 * MIB, 0, THIN)))

@@ -2,6 +2,7 @@ package dev.hearth.storage.lvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.Volume;
@@ -34,12 +35,54 @@ class LvTagsTest {
         Map<String, String> parameters = Map.of("hearth.dev/a", "1,2=3", "b", "line\\nbreak");
         VolumeSource source = new VolumeSource.FromSnapshot(SnapshotId.mint("fast", "snap"));
 
-        List<String> tags = LvTags.volume(name, 5_000_000, parameters, Optional.of(source), CREATED, true);
+        List<String> tags = LvTags.volume(name, 5_000_000, parameters, Optional.of(source), Optional.empty(), CREATED,
+                true);
 
         assertThat(tags).allMatch(t -> LVM_TAG.matcher(t).matches(), "valid LVM tags");
         assertThat(tags).contains(LvTags.COPYING, "hearth.requested=5000000");
         Volume volume = LvTags.toVolume(id, lv("hearth.fast." + id.key(), 8 << 20, tags)).orElseThrow();
         assertThat(volume).isEqualTo(new Volume(id, name, 8 << 20, parameters, Optional.of(source), CREATED));
+    }
+
+    @Test
+    void theClaimSurvivesTheTagsReadablyAndWithinLvmsLimits() {
+        VolumeId id = VolumeId.mint("fast", "pvc-1");
+        // The longest names Kubernetes allows: a 63-character namespace, 253-character PVC and PV names.
+        String namespace = "n".repeat(63);
+        String pvc = ("a".repeat(62) + ".").repeat(4) + "b";
+        String pv = "pvc-" + "c".repeat(249);
+        Claim claim = new Claim(namespace, pvc, pv);
+
+        List<String> tags = LvTags.volume("pvc-1", 0, Map.of(), Optional.empty(), Optional.of(claim), CREATED, false);
+
+        assertThat(pvc).hasSize(253);
+        assertThat(tags).allMatch(t -> LVM_TAG.matcher(t).matches(), "valid LVM tags");
+        assertThat(tags).contains("hearth.pvc=" + namespace + "/" + pvc, "hearth.pv=" + pv);
+        Volume volume = LvTags.toVolume(id, lv("hearth.fast." + id.key(), 8 << 20, tags)).orElseThrow();
+        assertThat(volume.claim()).contains(claim);
+    }
+
+    @Test
+    void aClaimWithoutAPvNameHasNoPvTag() {
+        Claim claim = new Claim("default", "data", "");
+
+        List<String> tags = LvTags.volume("v", 0, Map.of(), Optional.empty(), Optional.of(claim), CREATED, false);
+
+        assertThat(tags).contains("hearth.pvc=default/data").noneMatch(t -> t.startsWith("hearth.pv="));
+        assertThat(LvTags.claim(Set.copyOf(tags))).contains(claim);
+    }
+
+    @Test
+    void aVolumeWithoutOrWithABrokenClaimTagIsStillAVolume() {
+        VolumeId id = VolumeId.mint("fast", "pvc-1");
+        List<String> none = LvTags.volume("pvc-1", 0, Map.of(), Optional.empty(), Optional.empty(), CREATED, false);
+        List<String> broken = new java.util.ArrayList<>(none);
+        broken.add("hearth.pvc=Not_A_Namespace/x");
+
+        assertThat(none).noneMatch(t -> t.startsWith("hearth.pvc=") || t.startsWith("hearth.pv="));
+        assertThat(LvTags.toVolume(id, lv("l", 4 << 20, none)).orElseThrow().claim()).isEmpty();
+        assertThat(LvTags.toVolume(id, lv("l", 4 << 20, broken)).orElseThrow().claim()).isEmpty();
+        assertThat(LvTags.claim(Set.of("hearth.pvc=no-slash"))).isEmpty();
     }
 
     @Test
@@ -63,8 +106,8 @@ class LvTagsTest {
         assertThat(LvTags.toVolume(id, lv("x", 1, List.of()))).isEmpty();
         assertThat(LvTags.toVolume(id, lv("x", 1, List.of(LvTags.VOLUME, "hearth.name=!!!")))).isEmpty();
         assertThat(LvTags.toVolume(id, lv("x", 1, List.of(LvTags.VOLUME, "hearth.name=YQ")))).isEmpty();
-        assertThat(LvTags.toSnapshot(snapshot, lv("x", 1, LvTags.volume("a", 0, Map.of(), Optional.empty(), CREATED,
-                false)))).isEmpty();
+        assertThat(LvTags.toSnapshot(snapshot, lv("x", 1, LvTags.volume("a", 0, Map.of(), Optional.empty(),
+                Optional.empty(), CREATED, false)))).isEmpty();
         assertThat(LvTags.toVolume(id, lv("x", 1, LvTags.snapshot("a", id, CREATED, false)))).isEmpty();
     }
 
