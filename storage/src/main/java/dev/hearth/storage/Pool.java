@@ -90,6 +90,24 @@ public interface Pool extends AutoCloseable {
     VolumeCondition condition(VolumeId id);
 
     /**
+     * What holds the volume's data on this node, for an operator to find it: an image file, an
+     * LV's path, a disk. Named whether or not it exists right now (see {@link #condition}).
+     */
+    default Optional<Path> backing(VolumeId id) {
+        return Optional.empty();
+    }
+
+    /**
+     * What the pool finds on this node that is its own kind of thing but belongs to none of its
+     * volumes (an image or LV without a record, a loop device of a deleted image), or a record
+     * without its data. Only reads: nothing is removed or repaired, and a pool opened read-only
+     * answers it beside a driver that serves the pool.
+     */
+    default List<Orphan> orphans() {
+        return List.of();
+    }
+
+    /**
      * The pool's snapshots, if its kind can take them. A kind that cannot has no such part, not
      * methods that throw; a request for one is refused by the pool's name ({@link Pools#snapshotsOf}).
      */

@@ -12,6 +12,7 @@ import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Expansion;
+import dev.hearth.storage.Orphan;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
@@ -33,6 +34,7 @@ import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -70,7 +72,7 @@ public final class FilePool implements Pool {
     private final FileSnapshots snapshotStore;
     private final XfsClones xfsClones;
     private final LoopAttachments loops;
-    /** Held while the pool is open: one driver per pool directory. */
+    /** Held while the pool is open: one driver per pool directory; null for a pool opened read-only. */
     private final FileChannel ownership;
 
     private FilePool(FilePoolConfig config, FileChannel ownership, ToolRunner tools, Freezer freezer) {
@@ -80,7 +82,8 @@ public final class FilePool implements Pool {
         this.volumes = new FileImages(directory);
         this.snapshots = new FileImages(directory.resolve(SNAPSHOTS));
         this.allocation = new Allocation(config, List.of(directory, directory.resolve(SNAPSHOTS)));
-        this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier, this::volumeContent);
+        this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier, this::volumeContent,
+                ownership == null);
         this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
         this.loops = new LoopAttachments(config.directIo());
         this.ownership = ownership;
@@ -122,6 +125,29 @@ public final class FilePool implements Pool {
         pool.volumes.removeUnfinished();
         pool.snapshots.removeUnfinished();
         return pool;
+    }
+
+    /**
+     * Opens the pool to look at it, beside a driver that may be serving it ({@code hearth volumes}):
+     * nothing is made, locked, cleared or thawed, and every change (create, delete, attach, detach,
+     * expand, snapshot) is refused. Reads see what the serving driver has written.
+     *
+     * @throws IOException if the pool's directory does not exist
+     */
+    public static FilePool openReadOnly(FilePoolConfig config) throws IOException {
+        if (!Files.isDirectory(config.directory())) {
+            throw new NoSuchFileException(config.directory().toString(), null, "no such directory");
+        }
+        return new FilePool(config, null, new ToolRunner(),
+                new Freezer(config.directory().resolve(FREEZES), Freezer.DEFAULT_LIMIT));
+    }
+
+    /** Refuses a change to a pool opened read-only. */
+    private void requireWritable(String change) {
+        if (ownership == null) {
+            throw new StorageException.Precondition("pool '" + name() + "' is open read-only here; it cannot "
+                    + change);
+        }
     }
 
     @Override
@@ -181,6 +207,7 @@ public final class FilePool implements Pool {
 
     @Override
     public Volume create(VolumeRequest request) {
+        requireWritable("create volumes");
         VolumeId id = VolumeId.mint(name(), request.name());
         Map<String, String> parameters = validateParameters(request.parameters());
         Optional<Volume> existing = find(id);
@@ -287,6 +314,7 @@ public final class FilePool implements Pool {
 
     @Override
     public void delete(VolumeId id) {
+        requireWritable("delete volumes");
         if (!id.pool().equals(name())) {
             return;
         }
@@ -299,6 +327,7 @@ public final class FilePool implements Pool {
 
     /** The pool's {@link Expansion}: grows the image, reserves the new blocks if thick, tells the loop device. */
     private Volume expand(VolumeId id, CapacityRange range) {
+        requireWritable("expand volumes");
         Volume volume = find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
         if (range.requiredBytes() <= volume.sizeBytes()) {
             return volume;
@@ -368,6 +397,7 @@ public final class FilePool implements Pool {
 
     @Override
     public Attachment attach(VolumeId id) {
+        requireWritable("attach volumes");
         ImageFiles files = ImageFiles.of(directory, ours(id));
         if (!Files.exists(files.image()) && !Files.exists(files.metadata())) {
             throw new StorageException.NotFound("volume " + id + " does not exist");
@@ -390,7 +420,19 @@ public final class FilePool implements Pool {
 
     @Override
     public void detach(VolumeId id) {
+        requireWritable("detach volumes");
         loops.detach(id, ImageFiles.of(directory, id).image());
+    }
+
+    /** The volume's image file. */
+    @Override
+    public Optional<Path> backing(VolumeId id) {
+        return id.pool().equals(name()) ? Optional.of(ImageFiles.of(directory, id).image()) : Optional.empty();
+    }
+
+    @Override
+    public List<Orphan> orphans() {
+        return FileOrphans.of(name(), directory, directory.resolve(SNAPSHOTS));
     }
 
     @Override
@@ -409,6 +451,9 @@ public final class FilePool implements Pool {
     /** Gives up ownership of the directory; the volumes stay. */
     @Override
     public void close() {
+        if (ownership == null) {
+            return;
+        }
         try {
             ownership.close();
         } catch (IOException e) {

@@ -24,10 +24,13 @@ final class FileSnapshots implements Snapshots {
     private final FrozenCopy copier;
     /** A volume of the pool as a copy's source; not found if it does not exist. */
     private final Function<VolumeId, Content> volumes;
+    /** The pool is open only to be looked at: snapshots are neither taken nor deleted. */
+    private final boolean readOnly;
 
     FileSnapshots(String pool, FileImages images, Allocation allocation, FrozenCopy copier,
-            Function<VolumeId, Content> volumes) {
+            Function<VolumeId, Content> volumes, boolean readOnly) {
         this.pool = pool;
+        this.readOnly = readOnly;
         this.images = images;
         this.allocation = allocation;
         this.copier = copier;
@@ -37,6 +40,7 @@ final class FileSnapshots implements Snapshots {
     /** Copies the source's image (frozen if mounted), or returns the snapshot this name already made. */
     @Override
     public Snapshot create(String name, VolumeId source) {
+        requireWritable("take snapshots");
         Content content = volumes.apply(source);
         long sourceSize = content.sizeBytes();
         SnapshotId id = SnapshotId.mint(pool, name);
@@ -95,8 +99,15 @@ final class FileSnapshots implements Snapshots {
 
     @Override
     public void delete(SnapshotId id) {
+        requireWritable("delete snapshots");
         if (id.pool().equals(pool)) {
             images.delete(ImageFiles.of(images.directory(), id), "snapshot " + id);
+        }
+    }
+
+    private void requireWritable(String change) {
+        if (readOnly) {
+            throw new StorageException.Precondition("pool '" + pool + "' is open read-only here; it cannot " + change);
         }
     }
 }

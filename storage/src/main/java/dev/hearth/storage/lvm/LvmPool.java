@@ -6,6 +6,7 @@ import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Expansion;
+import dev.hearth.storage.Orphan;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.Quoted;
@@ -73,10 +74,13 @@ public final class LvmPool implements Pool {
     private final LvmSnapshots snapshotStore;
     /** Held while a thin pool's room is checked and taken, so two creates cannot both take the last of it. */
     private final ReentrantLock allocation = new ReentrantLock();
+    /** Open only to be looked at, beside a driver that may serve the pool: nothing is changed. */
+    private final boolean readOnly;
     private volatile GroupState group;
 
-    private LvmPool(LvmPoolConfig config, Lvm lvm, DirectReport.DeviceMapperView deviceMapper) {
+    private LvmPool(LvmPoolConfig config, Lvm lvm, DirectReport.DeviceMapperView deviceMapper, boolean readOnly) {
         this.config = config;
+        this.readOnly = readOnly;
         this.lvm = lvm;
         this.metadata = new MetadataReader(lvm);
         this.deviceMapper = deviceMapper;
@@ -93,7 +97,7 @@ public final class LvmPool implements Pool {
      */
     public static LvmPool open(LvmPoolConfig config, ToolRunner tools) throws IOException {
         Files.createDirectories(config.stateDirectory());
-        LvmPool pool = new LvmPool(config, new Lvm(tools), new KernelDeviceMapper());
+        LvmPool pool = new LvmPool(config, new Lvm(tools), new KernelDeviceMapper(), false);
         pool.refresh();
         GroupState state = pool.group;
         if (state.problem() != null) {
@@ -104,6 +108,26 @@ public final class LvmPool implements Pool {
             pool.snapshotStore.resume();
         }
         return pool;
+    }
+
+    /**
+     * Opens the pool to look at it, beside a driver that may be serving it ({@code hearth volumes}):
+     * the group is read as {@link #open} reads it (its PVs' metadata, device-mapper, and lvm's
+     * read-only reports where those do not vouch), but no directory is made, no snapshot copy is
+     * resumed, no leftover removed, and every change (create, delete, expand, attach, snapshot) is refused.
+     */
+    public static LvmPool openReadOnly(LvmPoolConfig config) {
+        LvmPool pool = new LvmPool(config, new Lvm(new ToolRunner()), new KernelDeviceMapper(), true);
+        pool.refresh();
+        return pool;
+    }
+
+    /** Refuses a change to a pool opened read-only. */
+    void requireWritable(String change) {
+        if (readOnly) {
+            throw new StorageException.Precondition("pool '" + name() + "' is open read-only here; it cannot "
+                    + change);
+        }
     }
 
     @Override
@@ -198,6 +222,7 @@ public final class LvmPool implements Pool {
 
     @Override
     public Volume create(VolumeRequest request) {
+        requireWritable("create volumes");
         VolumeId id = VolumeId.mint(name(), request.name());
         Map<String, String> parameters = validateParameters(request.parameters());
         requireGroup();
@@ -445,6 +470,7 @@ public final class LvmPool implements Pool {
 
     @Override
     public void delete(VolumeId id) {
+        requireWritable("delete volumes");
         if (!id.pool().equals(name())) {
             return;
         }
@@ -512,6 +538,7 @@ public final class LvmPool implements Pool {
     }
 
     private Volume expand(VolumeId id, CapacityRange range) {
+        requireWritable("expand volumes");
         String lv = Names.volume(id);
         allocation.lock();
         try {
@@ -538,6 +565,7 @@ public final class LvmPool implements Pool {
 
     @Override
     public Attachment attach(VolumeId id) {
+        requireWritable("attach volumes");
         if (!id.pool().equals(name())) {
             throw new StorageException.NotFound("volume " + id + " does not exist in pool '" + name() + "'");
         }
@@ -577,6 +605,7 @@ public final class LvmPool implements Pool {
 
     @Override
     public void handedOut(VolumeId id) {
+        requireWritable("mark volumes handed out");
         blank.clear(id);
     }
 
@@ -629,6 +658,53 @@ public final class LvmPool implements Pool {
             return VolumeCondition.abnormal("logical volume " + config.volumeGroup() + "/" + lv + " is not active");
         }
         return VolumeCondition.NORMAL;
+    }
+
+    /** The LV's path as LVM names it, {@code /dev/<vg>/<lv>}; its device exists while it is active. */
+    @Override
+    public Optional<Path> backing(VolumeId id) {
+        return id.pool().equals(name()) ? Optional.of(Path.of("/dev", config.volumeGroup(), Names.volume(id)))
+                : Optional.empty();
+    }
+
+    /**
+     * LVs named as this pool's that carry no complete record of hearth's, and temporary copy-on-write
+     * snapshots that no copy in progress reads from (which the driver removes when it next starts).
+     */
+    @Override
+    public List<Orphan> orphans() {
+        List<LogicalVolume> lvs = allVolumes().orElse(List.of());
+        List<Orphan> found = new ArrayList<>();
+        for (LogicalVolume lv : lvs) {
+            String path = config.volumeGroup() + "/" + lv.name();
+            Optional<VolumeId> volume = Names.volumeId(name(), lv.name());
+            if (volume.isPresent() && LvTags.toVolume(volume.get(), lv).isEmpty()) {
+                found.add(new Orphan(name(), Orphan.Kind.BACKING_WITHOUT_RECORD, path, volume,
+                        "a logical volume named as one of the pool's volumes without hearth's complete record (tags)"));
+            }
+            Optional<SnapshotId> snapshot = Names.snapshotId(name(), lv.name());
+            if (snapshot.isPresent() && LvTags.toSnapshot(snapshot.get(), lv).isEmpty()) {
+                found.add(new Orphan(name(), Orphan.Kind.BACKING_WITHOUT_RECORD, path, Optional.empty(),
+                        "a logical volume named as one of the pool's snapshots without hearth's complete record "
+                                + "(tags)"));
+            }
+            Optional<String> transfer = Names.transferKey(name(), lv.name());
+            if (transfer.isPresent() && !copyingInto(lvs, transfer.get())) {
+                found.add(new Orphan(name(), Orphan.Kind.UNFINISHED, path, Optional.empty(),
+                        "a temporary copy-on-write snapshot that no copy in progress reads from (the driver removes "
+                                + "it when it next starts)"));
+            }
+        }
+        return found;
+    }
+
+    /** Whether a snapshot or volume of this key is still having its content copied in (through a transfer). */
+    private boolean copyingInto(List<LogicalVolume> lvs, String key) {
+        Optional<LogicalVolume> snapshot = SnapshotId.parse(name() + "_" + key)
+                .flatMap(s -> named(lvs, Names.snapshot(s)));
+        Optional<LogicalVolume> volume = VolumeId.parse(name() + "-" + key)
+                .flatMap(v -> named(lvs, Names.volume(v)));
+        return snapshot.or(() -> volume).filter(lv -> lv.tags().contains(LvTags.COPYING)).isPresent();
     }
 
     /** How full the thin pool is (the larger of data and metadata, 0 to 1); empty for a thick pool. */

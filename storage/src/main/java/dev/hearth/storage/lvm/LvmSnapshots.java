@@ -49,6 +49,7 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
 
     @Override
     public Snapshot create(String name, VolumeId source) {
+        pool.requireWritable("take snapshots");
         SnapshotId id = SnapshotId.mint(pool.name(), name);
         String lv = Names.snapshot(id);
         String sourceLv = Names.volume(source);
@@ -223,6 +224,7 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
 
     @Override
     public void delete(SnapshotId id) {
+        pool.requireWritable("delete snapshots");
         if (!id.pool().equals(pool.name())) {
             return;
         }
