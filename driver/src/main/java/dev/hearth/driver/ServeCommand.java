@@ -10,6 +10,7 @@ import dev.hearth.storage.fs.FilesystemType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -120,6 +121,7 @@ final class ServeCommand implements Callable<Integer> {
             LOG.severe("cannot start: " + Directories.describe(e));
             return 1;
         }
+        record(state);
         specs.forEach(s -> s.file().flatMap(PoolReport::capacityWarning).ifPresent(LOG::warning));
         LOG.info(() -> "hearth " + Driver.version() + " serving " + driver.endpoint() + " for node " + nodeId
                 + "; pools: " + String.join("; ", configs.stream().map(PoolReport::describe).toList())
@@ -135,10 +137,31 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Records, once this driver serves, the flags it serves with (for {@code hearth volumes}); after
+     * the start, so a second serve refused for a pool in use never overwrites the running one's.
+     * Without the record the driver still serves: only the inspection needs its pools named again.
+     */
+    private void record(Path state) {
+        ServeRecord record = new ServeRecord(givenPools(), Optional.ofNullable(defaultPool), state, driverName,
+                Instant.now());
+        try {
+            record.write();
+        } catch (IOException e) {
+            LOG.warning("could not record this driver's flags in " + ServeRecord.file(state) + " (hearth volumes "
+                    + "reads them): " + Directories.describe(e));
+        }
+    }
+
+    /** The --pool flags as given, or the one default pool's spec. */
+    private List<String> givenPools() {
+        return pools.isEmpty() ? List.of("name=default") : pools;
+    }
+
     /** The --pool flags (or the one default pool), each with a name and a directory of its own. */
     private List<PoolSpec> poolSpecs(Path state) {
         List<PoolSpec> specs = new ArrayList<>();
-        for (String pool : pools.isEmpty() ? List.of("name=default") : pools) {
+        for (String pool : givenPools()) {
             specs.add(parse(() -> PoolSpec.parse(pool, state)));
         }
         checkDistinct(specs);
