@@ -50,6 +50,17 @@ RUN set -eu; \
     rm -rf "$work"; \
     test -s /opt/hearth/hearth.jsa
 
+# `hearth` on the PATH, for the commands an operator runs in the pod (`kubectl exec -n hearth-system
+# ds/hearth-node -c hearth -- hearth volumes`): the same jar and archive with a small heap, because
+# such a command runs beside the driver inside the container's memory limit (test/image/check runs
+# it so: the two together peaked at about 110 MiB of the 256Mi there).
+RUN printf '%s\n' '#!/bin/sh' \
+      'exec java -XX:+UseSerialGC -Xmx32m -Xss512k -XX:TieredStopAtLevel=1 -XX:-UsePerfData \' \
+      '  -XX:SharedArchiveFile=/opt/hearth/hearth.jsa -Xlog:cds=off -Xlog:cds+dynamic=off \' \
+      '  -jar /opt/hearth/hearth.jar "$@"' \
+      >/usr/local/bin/hearth \
+ && chmod 0755 /usr/local/bin/hearth
+
 # Root, on purpose: attaching loop devices, mounting, and making filesystems on block devices need
 # uid 0 with CAP_SYS_ADMIN (the DaemonSet runs this container privileged). A non-root user could
 # do none of it.
