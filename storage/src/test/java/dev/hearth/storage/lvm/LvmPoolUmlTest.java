@@ -106,6 +106,8 @@ class LvmPoolUmlTest {
         scenarios.put("readingTheGroupFromItsDisksAgreesWithLvsAndVgs", () -> DirectReportScenario.run(state));
         scenarios.put("aThinSnapshotCutShortAtThePoolsMessageIsResumedAndRetakenOnRetry",
                 () -> CutShortThinSnapshotScenario.run(state));
+        scenarios.put("theClaimIsInTheTagsAndAReadOnlyOpenSeesItChangesNothingAndNamesOrphans",
+                () -> InspectionScenario.run(state));
         boolean failed = false;
         for (var entry : scenarios.entrySet()) {
             System.out.println("LVM-SCENARIO-START " + entry.getKey());
