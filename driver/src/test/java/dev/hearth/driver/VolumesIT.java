@@ -37,10 +37,12 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -279,14 +281,14 @@ class VolumesIT {
     }
 
     private static Map<String, JsonObject> byId(JsonArray volumes) {
-        Map<String, JsonObject> byId = new java.util.LinkedHashMap<>();
+        Map<String, JsonObject> byId = new LinkedHashMap<>();
         for (JsonElement volume : volumes) {
             byId.put(volume.getAsJsonObject().get("id").getAsString(), volume.getAsJsonObject());
         }
         return byId;
     }
 
-    private static List<org.assertj.core.groups.Tuple> mounts(JsonObject volume) {
+    private static List<Tuple> mounts(JsonObject volume) {
         return StreamSupport.stream(volume.getAsJsonArray("mounts").spliterator(), false)
                 .map(JsonElement::getAsJsonObject)
                 .map(m -> tuple(m.get("path").getAsString(), m.get("role").getAsString(),
