@@ -119,8 +119,11 @@ public final class SignatureProbe {
             }
             OptionalLong nonZero = ZeroScan.firstNonZero(device, check, progress);
             if (nonZero.isPresent()) {
-                return new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
-                        + nonZero.getAsLong());
+                ZfsLabels.detect(device, found); // its labels hold data in the edges: only now worth the reads
+                return found.isEmpty()
+                        ? new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
+                                + nonZero.getAsLong())
+                        : new ProbeResult.Signed(found);
             }
             OutlyingSignatures.detect(device, found);
             return found.isEmpty() ? ProbeResult.EMPTY : new ProbeResult.Signed(found);
