@@ -30,12 +30,16 @@ final class PartitionTables {
         }
     }
 
-    /** "dos", "PMBR" (the protective MBR in front of a GPT) or null. */
+    /**
+     * "dos", "PMBR" (the protective MBR in front of a GPT) or null, by libblkid's rules (dos.c): a
+     * table without partitions is still a table (what {@code sfdisk} writes for "label: dos"), but
+     * one in front of an LVM label is how a PV is made bootable, and libblkid calls that disk a PV.
+     */
     private static String mbr(DeviceBytes d) throws IOException {
         if (d.u16(0x1FE) != 0xAA55 || Filesystems.bootSectorFilesystem(d) != null) {
             return null;
         }
-        boolean anyPartition = false;
+        boolean noPartition = true;
         boolean protective = false;
         for (int i = 0; i < 4; i++) {
             long entry = MBR_ENTRIES + 16L * i;
@@ -43,11 +47,10 @@ final class PartitionTables {
             if (bootFlag != 0 && bootFlag != 0x80) {
                 return null; // not a partition table, just a sector that happens to end in 0x55AA
             }
-            int type = d.u8(entry + 4);
-            anyPartition |= type != 0;
-            protective |= type == MBR_PROTECTIVE;
+            noPartition &= d.u32(entry + 12) == 0;
+            protective |= d.u8(entry + 4) == MBR_PROTECTIVE;
         }
-        if (!anyPartition) {
+        if (noPartition && VolumeManagers.hasLvmLabel(d)) {
             return null;
         }
         return protective ? "PMBR" : "dos";

@@ -7,6 +7,8 @@ import java.util.List;
 /** Headers of things that hold other volumes: LVM physical volumes, md members, LUKS, bcache. */
 final class VolumeManagers {
 
+    // pvcreate puts its label in sector 1 by default, but any of the first four is valid.
+    private static final int LVM_LABEL_SECTORS = 4;
     private static final long MD_MAGIC = 0xA92B4EFCL;
     private static final long MD_RESERVED = 0x10000;
     private static final byte[] LUKS_MAGIC = {'L', 'U', 'K', 'S', (byte) 0xBA, (byte) 0xBE};
@@ -22,9 +24,8 @@ final class VolumeManagers {
     private VolumeManagers() {}
 
     static void detect(DeviceBytes d, List<Signature> found) throws IOException {
-        // pvcreate puts its label in sector 1 by default, but any of the first four is valid.
-        for (long sector = 0; sector < 4; sector++) {
-            if (d.has(sector * 512, "LABELONE") && d.has(sector * 512 + 0x18, "LVM2 001")) {
+        for (long sector = 0; sector < LVM_LABEL_SECTORS; sector++) {
+            if (isLvmLabel(d, sector)) {
                 found.add(vm("LVM2_member", sector * 512 + 0x18, false));
             }
         }
@@ -40,6 +41,19 @@ final class VolumeManagers {
         if (d.has(0x1018, BCACHE_MAGIC)) {
             found.add(vm("bcache", 0x1018, false));
         }
+    }
+
+    static boolean hasLvmLabel(DeviceBytes d) throws IOException {
+        for (long sector = 0; sector < LVM_LABEL_SECTORS; sector++) {
+            if (isLvmLabel(d, sector)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isLvmLabel(DeviceBytes d, long sector) throws IOException {
+        return d.has(sector * 512, "LABELONE") && d.has(sector * 512 + 0x18, "LVM2 001");
     }
 
     private static void md(DeviceBytes d, List<Signature> found) throws IOException {

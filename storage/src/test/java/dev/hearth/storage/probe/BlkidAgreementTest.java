@@ -98,7 +98,9 @@ class BlkidAgreementTest {
                 }, new OnlyTheProbeFinds(Set.of("zfs_member"), "libblkid 2.38 wants four uberblocks and from"
                         + " 2.40 a label's name/value list; one uberblock is enough for us")),
                 image("dos partition table", partitioned("dos", "83"), agree()),
+                image("dos partition table without partitions", label("dos"), agree()),
                 image("gpt", partitioned("gpt", "L"), agree()),
+                image("gpt without partitions", label("gpt"), agree()),
                 image("gpt whose primary header is zeroed", (d, c) -> {
                     Path file = partitioned("gpt", "L").make(d, c);
                     zero(file, 512, 512);
@@ -146,10 +148,10 @@ class BlkidAgreementTest {
     /** Types only a block device can carry: LVM writes only to one, and a 4 KiB-sector table needs one to be read as such. */
     static Stream<Arguments> loopDevices() {
         return Stream.of(
-                image("LVM2 physical volume", (d, c) -> {
-                    Path device = loop(d, c, 64 * MIB, 512);
-                    TOOLS.run(List.of("pvcreate", "-q", "--devices", device.toString(),
-                            "--config", "devices { obtain_device_list_from_udev = 0 }", device.toString()), TOOL_TIMEOUT);
+                image("LVM2 physical volume", BlkidAgreementTest::physicalVolume, agree()),
+                image("LVM2 physical volume behind an empty MBR (a bootable PV)", (d, c) -> {
+                    Path device = physicalVolume(d, c);
+                    Images.write(device, 0x1FE, new byte[] {0x55, (byte) 0xAA});
                     return device;
                 }, agree()),
                 image("gpt on a disk of 4 KiB sectors", (d, c) -> {
@@ -219,6 +221,15 @@ class BlkidAgreementTest {
         };
     }
 
+    private static Maker label(String label) {
+        return (d, c) -> {
+            Path file = sparse(d, label + "-label.img", 64 * MIB);
+            TOOLS.run(List.of("/bin/sh", "-c", "printf 'label: %s\\n' \"$1\" | sfdisk -q \"$2\"", "sh", label,
+                    file.toString()), TOOL_TIMEOUT);
+            return file;
+        };
+    }
+
     private static Path iso9660(Path d, Cleanup c) throws IOException {
         Path content = Files.createDirectories(d.resolve("iso-content"));
         Files.writeString(content.resolve("hello.txt"), "hello");
@@ -233,6 +244,17 @@ class BlkidAgreementTest {
         Path file = d.resolve("image.squashfs");
         TOOLS.run(List.of("mksquashfs", content.toString(), file.toString(), "-quiet", "-noappend"), TOOL_TIMEOUT);
         return file;
+    }
+
+    /**
+     * pvcreate on a loop device: LVM writes only to block devices, and needs no device-mapper for a
+     * label. It scans only that device ({@code --devices}) and asks no udev for the device list.
+     */
+    private static Path physicalVolume(Path d, Cleanup c) {
+        Path device = loop(d, c, 64 * MIB, 512);
+        TOOLS.run(List.of("pvcreate", "-q", "--devices", device.toString(),
+                "--config", "devices { obtain_device_list_from_udev = 0 }", device.toString()), TOOL_TIMEOUT);
+        return device;
     }
 
     /** A loop device of {@code sectorSize}-byte sectors over a new sparse file, detached by the cleanup. */

@@ -212,11 +212,25 @@ class SignatureProbeTest {
     }
 
     @Test
-    void anMbrSignatureWithoutPartitionsIsNotEmptyButNotATable() {
+    void anMbrWithoutPartitionsIsStillADosTable() {
+        // What sfdisk writes for "label: dos", and what libblkid calls a dos table.
         Path file = sparse(dir, "mbr", SIZE);
         bootSignature(file);
 
-        assertThat(probe(file)).isInstanceOf(ProbeResult.NotEmpty.class);
+        assertThat(probe(file)).isEqualTo(new ProbeResult.Signed(List.of(
+                new Signature(Kind.PARTITION_TABLE, "dos", 0x1FE))));
+    }
+
+    @Test
+    void anEmptyMbrInFrontOfAnLvmLabelIsThePhysicalVolumeAlone() {
+        // How a PV is made bootable; libblkid calls the disk an LVM2_member and no dos table.
+        Path file = sparse(dir, "bootable-pv", SIZE);
+        bootSignature(file);
+        write(file, 512, "LABELONE");
+        write(file, 512 + 0x18, "LVM2 001");
+
+        assertThat(probe(file)).isEqualTo(new ProbeResult.Signed(List.of(
+                new Signature(Kind.VOLUME_MANAGER, "LVM2_member", 0x218))));
     }
 
     @Test
