@@ -23,6 +23,9 @@ final class Filesystems {
     // Mirror copies at 64 MiB and 256 GiB survive a wipe of the head.
     private static final long[] BTRFS_MIRRORS = {64L << 20, 256L << 30};
 
+    private static final long CRAMFS_MAGIC = 0x28CD3D45L;
+    private static final long BFS_MAGIC = 0x1BADFACEL;
+
     private Filesystems() {}
 
     static void detect(DeviceBytes d, List<Signature> found) throws IOException {
@@ -48,6 +51,17 @@ final class Filesystems {
         }
         if (d.u32(1024) == 0xE0F5E1E2L) {
             found.add(fs("erofs", 1024));
+        }
+        // util-linux's own mkfs.cramfs, mkfs.bfs and mkfs.minix make these; libblkid knows them.
+        if (d.u32(0) == CRAMFS_MAGIC || d.u32(0) == Integer.toUnsignedLong(Integer.reverseBytes((int) CRAMFS_MAGIC))) {
+            found.add(fs("cramfs", 0));
+        }
+        if (d.u32(0) == BFS_MAGIC) {
+            found.add(fs("bfs", 0));
+        }
+        long minix = Minix.superblockMagic(d);
+        if (minix >= 0) {
+            found.add(fs("minix", minix));
         }
     }
 

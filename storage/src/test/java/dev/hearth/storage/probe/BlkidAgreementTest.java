@@ -38,8 +38,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * lacks, and are made under user-mode Linux ({@link MdAgreementUmlTest}).
  */
 @RequiresTools({"blkid", "wipefs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mke2fs", "mkfs.xfs", "mkfs.btrfs",
-    "mkfs.vfat", "mkfs.exfat", "mkntfs", "mkfs.f2fs", "genisoimage", "mksquashfs", "mkswap", "cryptsetup",
-    "make-bcache", "sfdisk"})
+    "mkfs.vfat", "mkfs.exfat", "mkntfs", "mkfs.f2fs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "genisoimage",
+    "mksquashfs", "mkswap", "cryptsetup", "make-bcache", "sfdisk"})
 class BlkidAgreementTest {
 
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(1);
@@ -79,6 +79,11 @@ class BlkidAgreementTest {
                 image("f2fs", mkfs(64, "mkfs.f2fs", "-q"), agree()),
                 image("iso9660", BlkidAgreementTest::iso9660, agree()),
                 image("squashfs", BlkidAgreementTest::squashfs, agree()),
+                image("minix v1", mkfs(64, "mkfs.minix", "-1"), agree()),
+                image("minix v2", mkfs(64, "mkfs.minix", "-2"), agree()),
+                image("minix v3", mkfs(64, "mkfs.minix", "-3"), agree()),
+                image("bfs", mkfs(64, "mkfs.bfs"), agree()),
+                image("cramfs", BlkidAgreementTest::cramfs, agree()),
                 image("swap", mkfs(64, "mkswap", "-q"), agree()),
                 image("LUKS1", luks("luks1"), agree()),
                 image("LUKS2", luks("luks2"), agree()),
@@ -235,6 +240,14 @@ class BlkidAgreementTest {
         Files.writeString(content.resolve("hello.txt"), "hello");
         Path file = d.resolve("image.iso");
         TOOLS.run(List.of("genisoimage", "-quiet", "-o", file.toString(), content.toString()), TOOL_TIMEOUT);
+        return file;
+    }
+
+    private static Path cramfs(Path d, Cleanup c) throws IOException {
+        Path content = Files.createDirectories(d.resolve("cramfs-content"));
+        Files.writeString(content.resolve("hello.txt"), "hello");
+        Path file = d.resolve("image.cramfs");
+        TOOLS.run(List.of("mkfs.cramfs", content.toString(), file.toString()), TOOL_TIMEOUT);
         return file;
     }
 

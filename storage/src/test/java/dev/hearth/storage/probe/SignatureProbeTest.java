@@ -11,6 +11,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.storage.probe.Signature.Kind;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -177,6 +179,13 @@ class SignatureProbeTest {
                 sig("squashfs", Kind.FILESYSTEM, "squashfs", 0, false, SIZE, f -> write(f, 0, "hsqs")),
                 sig("f2fs", Kind.FILESYSTEM, "f2fs", 1024, false, SIZE, f -> writeLe32(f, 1024, 0xF2F52010L)),
                 sig("erofs", Kind.FILESYSTEM, "erofs", 1024, false, SIZE, f -> writeLe32(f, 1024, 0xE0F5E1E2L)),
+                sig("cramfs, little-endian", Kind.FILESYSTEM, "cramfs", 0, false, SIZE,
+                        f -> writeLe32(f, 0, 0x28CD3D45L)),
+                sig("cramfs, big-endian", Kind.FILESYSTEM, "cramfs", 0, false, SIZE,
+                        f -> writeBe32(f, 0, 0x28CD3D45L)),
+                sig("bfs", Kind.FILESYSTEM, "bfs", 0, false, SIZE, f -> writeLe32(f, 0, 0x1BADFACEL)),
+                sig("minix v2, big-endian", Kind.FILESYSTEM, "minix", 0x410, false, SIZE,
+                        f -> minixV1OrV2(f, ByteOrder.BIG_ENDIAN, 0x2468)),
                 sig("ntfs", Kind.FILESYSTEM, "ntfs", 3, false, SIZE, f -> write(f, 3, "NTFS    ")),
                 sig("exfat", Kind.FILESYSTEM, "exfat", 3, false, SIZE, f -> write(f, 3, "EXFAT   ")),
                 sig("VMFS volume header at 1 MiB", Kind.VOLUME_MANAGER, "VMFS_volume_member", MIB, false, SIZE,
@@ -251,6 +260,20 @@ class SignatureProbeTest {
     }
 
     @Test
+    void aMinixMagicNeedsASuperblockThatMakesSense() {
+        Path zeroInodes = sparse(dir, "minix-no-inodes", SIZE);
+        write(zeroInodes, 0x410, new byte[] {0x7F, 0x13}); // v1's magic, every count 0
+        Path extToo = sparse(dir, "minix-in-ext", SIZE);
+        minixV1OrV2(extToo, ByteOrder.LITTLE_ENDIAN, 0x137F);
+        write(extToo, 1024 + 0x38, new byte[] {0x53, (byte) 0xEF}); // an ext superblock wins, as in libblkid
+
+        assertThat(probe(zeroInodes)).isInstanceOf(ProbeResult.NotEmpty.class);
+        assertThat(probe(extToo)).isInstanceOfSatisfying(ProbeResult.Signed.class, r -> assertThat(r.found())
+                .extracting(Signature::type)
+                .containsExactly("ext2"));
+    }
+
+    @Test
     void md1MagicNeedsItsVersion() {
         Path file = sparse(dir, "md", SIZE);
         writeLe32(file, 0x1000, MD_MAGIC);
@@ -276,6 +299,22 @@ class SignatureProbeTest {
         write(file, 0x10040, "_BHRfS_M");
 
         assertThat(probe(file).describe()).isEqualTo("holds btrfs at offset 0x10040");
+    }
+
+    /** A Minix v1 or v2 superblock as mkfs.minix writes one for 64 MiB, in {@code order}. */
+    private static void minixV1OrV2(Path file, ByteOrder order, int magic) {
+        ByteBuffer sb = ByteBuffer.allocate(24).order(order)
+                .putShort((short) 21856) // s_ninodes
+                .putShort((short) 0) // s_nzones (v1 only)
+                .putShort((short) 3) // s_imap_blocks
+                .putShort((short) 8) // s_zmap_blocks
+                .putShort((short) 700) // s_firstdatazone
+                .putShort((short) 0) // s_log_zone_size
+                .putInt(0x7FFFFFFF) // s_max_size
+                .putShort((short) magic)
+                .putShort((short) 1) // s_state: valid
+                .putInt(65536); // s_zones (v2)
+        write(file, 1024, sb.array());
     }
 
     private static void bootSignature(Path file) {
