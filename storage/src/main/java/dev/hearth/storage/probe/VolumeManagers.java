@@ -4,13 +4,15 @@ import dev.hearth.storage.probe.Signature.Kind;
 import java.io.IOException;
 import java.util.List;
 
-/** Headers of things that hold other volumes: LVM physical volumes, md members, LUKS, bcache. */
+/** Headers of things that hold other volumes: LVM physical volumes, md and DDF RAID members, LUKS, bcache. */
 final class VolumeManagers {
 
     // pvcreate puts its label in sector 1 by default, but any of the first four is valid.
     private static final int LVM_LABEL_SECTORS = 4;
     private static final long MD_MAGIC = 0xA92B4EFCL;
     private static final long MD_RESERVED = 0x10000;
+    private static final long DDF_MAGIC = 0xDE11DE11L;
+    private static final long DDF_MINIMUM = 0x30000;
     private static final byte[] LUKS_MAGIC = {'L', 'U', 'K', 'S', (byte) 0xBA, (byte) 0xBE};
     private static final byte[] LUKS2_SECONDARY_MAGIC = {'S', 'K', 'U', 'L', (byte) 0xBA, (byte) 0xBE};
     // Where cryptsetup may put the LUKS2 second header, depending on the metadata size chosen.
@@ -30,6 +32,7 @@ final class VolumeManagers {
             }
         }
         md(d, found);
+        ddf(d, found);
         if (d.has(0, LUKS_MAGIC)) {
             found.add(vm("crypto_LUKS", 0, false));
         }
@@ -74,6 +77,26 @@ final class VolumeManagers {
         for (long offset : new long[] {0, 0x1000}) { // 1.1 and 1.2
             if (isMd1(d, offset)) {
                 found.add(vm("linux_raid_member", offset, false));
+            }
+        }
+    }
+
+    /**
+     * A SNIA DDF RAID member (what mdadm --metadata=ddf and many hardware RAID controllers write): its
+     * anchor header in the last sector or 257 sectors before the end, its magic in either byte order.
+     * libblkid also wants the primary header the anchor points to to carry the magic; an anchor alone
+     * is enough here.
+     */
+    private static void ddf(DeviceBytes d, List<Signature> found) throws IOException {
+        if (d.size() < DDF_MINIMUM) {
+            return;
+        }
+        for (long before : new long[] {1, 257}) {
+            long anchor = (d.size() / 512 - before) * 512;
+            long magic = d.u32(anchor);
+            if (magic == DDF_MAGIC || Integer.reverseBytes((int) magic) == (int) DDF_MAGIC) {
+                found.add(vm("ddf_raid_member", anchor, false));
+                return;
             }
         }
     }

@@ -159,6 +159,8 @@ class SignatureProbeTest {
                         SIZE + 12345, f -> writeLe32(f, md090, MD_MAGIC)),
                 sig("md 0.90 at the end, big-endian", Kind.VOLUME_MANAGER, "linux_raid_member", md090, false,
                         SIZE + 12345, f -> writeBe32(f, md090, MD_MAGIC)),
+                sig("DDF anchor 257 sectors before the end, big-endian", Kind.VOLUME_MANAGER, "ddf_raid_member",
+                        SIZE - 257 * 512, false, SIZE, f -> writeBe32(f, SIZE - 257 * 512, 0xDE11DE11L)),
                 sig("LUKS header", Kind.VOLUME_MANAGER, "crypto_LUKS", 0, false, SIZE, f -> write(f, 0, LUKS)),
                 sig("LUKS2 second header only", Kind.VOLUME_MANAGER, "crypto_LUKS", 0x4000, true, SIZE,
                         f -> write(f, 0x4000, LUKS2_SECONDARY)),
