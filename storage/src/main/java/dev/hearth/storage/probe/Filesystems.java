@@ -23,6 +23,9 @@ final class Filesystems {
     // Mirror copies at 64 MiB and 256 GiB survive a wipe of the head.
     private static final long[] BTRFS_MIRRORS = {64L << 20, 256L << 30};
 
+    private static final long VOLUME_RECOGNITION = 0x8000;
+    private static final int[] UDF_BLOCK_SIZES = {512, 1024, 2048, 4096};
+    private static final List<String> VOLUME_DESCRIPTORS = List.of("BEA01", "BOOT2", "CD001", "CDW02", "TEA01");
     private static final long CRAMFS_MAGIC = 0x28CD3D45L;
     private static final long BFS_MAGIC = 0x1BADFACEL;
 
@@ -38,8 +41,9 @@ final class Filesystems {
         if (bootSector != null) {
             found.add(fs(bootSector, bootSectorMagicOffset(d, bootSector)));
         }
-        if (d.has(0x8001, "CD001")) {
-            found.add(fs("iso9660", 0x8001));
+        String optical = opticalFilesystem(d);
+        if (optical != null) {
+            found.add(fs(optical, VOLUME_RECOGNITION + 1));
         }
         if (d.has(0, "hsqs")) {
             found.add(fs("squashfs", 0));
@@ -63,6 +67,54 @@ final class Filesystems {
         if (minix >= 0) {
             found.add(fs("minix", minix));
         }
+    }
+
+    /**
+     * "udf", "iso9660" or null. UDF, as libblkid's udf.c finds it: an NSR02 or NSR03 descriptor in
+     * the volume recognition sequence at 32 KiB (descriptors of 2 KiB, or of the block size above
+     * that, each with a five-letter id), and an anchor descriptor at block 256 or 512 that knows its
+     * place, for one of the block sizes UDF allows. An ISO 9660/UDF bridge (genisoimage -udf) is udf
+     * there and here; ISO 9660 alone is its first descriptor, CD001.
+     */
+    private static String opticalFilesystem(DeviceBytes d) throws IOException {
+        for (int blockSize : UDF_BLOCK_SIZES) {
+            if (hasNsrDescriptor(d, Math.max(2048, blockSize)) && hasUdfAnchor(d, blockSize)) {
+                return "udf";
+            }
+        }
+        return d.has(VOLUME_RECOGNITION + 1, "CD001") ? "iso9660" : null;
+    }
+
+    private static boolean hasNsrDescriptor(DeviceBytes d, int descriptorSize) throws IOException {
+        for (int i = 0; i < 64; i++) {
+            long id = VOLUME_RECOGNITION + (long) i * descriptorSize + 1;
+            if (d.has(id, "NSR02") || d.has(id, "NSR03")) {
+                return true;
+            }
+            if (!isVolumeDescriptor(d, id)) {
+                return false; // the sequence ends at the first sector that is no descriptor
+            }
+        }
+        return false;
+    }
+
+    // A descriptor tag: its id (2 for an anchor) first, the block it says it is in at 12.
+    private static boolean hasUdfAnchor(DeviceBytes d, int blockSize) throws IOException {
+        for (long block : new long[] {256, 512}) {
+            if (d.u16(block * blockSize) == 2 && d.u32(block * blockSize + 12) == block) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isVolumeDescriptor(DeviceBytes d, long id) throws IOException {
+        for (String known : VOLUME_DESCRIPTORS) {
+            if (d.has(id, known)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void ext(DeviceBytes d, List<Signature> found) throws IOException {

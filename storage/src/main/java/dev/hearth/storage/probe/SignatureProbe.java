@@ -63,6 +63,14 @@ public final class SignatureProbe {
             Filesystems::detect,
             SwapAreas::detect);
 
+    /**
+     * Signatures whose search takes many reads, all in the first or last MiB: looked for only once
+     * data was found there, so an empty device never pays for them.
+     */
+    private static final List<Detector> EDGE_DATA_DETECTORS = List.of(
+            ZfsLabels::detect,
+            XfsExternalLog::detect);
+
     private SignatureProbe() {}
 
     /** Opens the path read-only and probes all of it, taking the size from the channel. */
@@ -119,7 +127,9 @@ public final class SignatureProbe {
             }
             OptionalLong nonZero = ZeroScan.firstNonZero(device, check, progress);
             if (nonZero.isPresent()) {
-                ZfsLabels.detect(device, found); // its labels hold data in the edges: only now worth the reads
+                for (Detector detector : EDGE_DATA_DETECTORS) {
+                    detector.detect(device, found);
+                }
                 return found.isEmpty()
                         ? new ProbeResult.NotEmpty("no known signature, but non-zero data at offset "
                                 + nonZero.getAsLong())

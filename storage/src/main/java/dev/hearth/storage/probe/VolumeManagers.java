@@ -4,7 +4,10 @@ import dev.hearth.storage.probe.Signature.Kind;
 import java.io.IOException;
 import java.util.List;
 
-/** Headers of things that hold other volumes: LVM physical volumes, md and DDF RAID members, LUKS, bcache. */
+/**
+ * Headers of things that hold other volumes: LVM physical volumes, md and DDF RAID members, LUKS,
+ * bcache, and device-mapper targets' metadata.
+ */
 final class VolumeManagers {
 
     // pvcreate puts its label in sector 1 by default, but any of the first four is valid.
@@ -43,6 +46,17 @@ final class VolumeManagers {
         }
         if (d.has(0x1018, BCACHE_MAGIC)) {
             found.add(vm("bcache", 0x1018, false));
+        }
+        // device-mapper targets' own metadata at the start of a device: veritysetup's hash device,
+        // integritysetup's device, a thick LVM snapshot's copy-on-write store.
+        if (d.has(0, "verity\0\0") && d.u32(8) == 1) {
+            found.add(vm("DM_verity_hash", 0, false));
+        }
+        if (d.has(0, "integrt\0") && d.u8(8) > 0) {
+            found.add(vm("DM_integrity", 0, false));
+        }
+        if (d.has(0, "SnAp")) {
+            found.add(vm("DM_snapshot_cow", 0, false));
         }
     }
 

@@ -39,7 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @RequiresTools({"blkid", "wipefs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mke2fs", "mkfs.xfs", "mkfs.btrfs",
     "mkfs.vfat", "mkfs.exfat", "mkntfs", "mkfs.f2fs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "genisoimage",
-    "mksquashfs", "mkswap", "cryptsetup", "make-bcache", "sfdisk"})
+    "mksquashfs", "mkswap", "cryptsetup", "veritysetup", "make-bcache", "sfdisk"})
 class BlkidAgreementTest {
 
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(1);
@@ -68,6 +68,11 @@ class BlkidAgreementTest {
                 image("jbd (an ext external journal)", mkfs(64, "mke2fs", "-q", "-O", "journal_dev", "-b", "4096"),
                         agree()),
                 image("xfs", mkfs(320, "mkfs.xfs", "-q"), agree()),
+                image("xfs external log", (d, c) -> {
+                    Path log = sparse(d, "xfs-log.img", 80 * MIB);
+                    mkfs(320, "mkfs.xfs", "-q", "-l", "logdev=" + log + ",size=64m").make(d, c);
+                    return log;
+                }, agree()),
                 image("btrfs", mkfs(128, "mkfs.btrfs", "-q"), agree()),
                 image("vfat, FAT12", mkfs(8, "mkfs.vfat", "-F", "12"), agree()),
                 image("vfat, FAT16", mkfs(64, "mkfs.vfat", "-F", "16"), agree()),
@@ -77,7 +82,9 @@ class BlkidAgreementTest {
                                 + " 'libblkid: dos: ignore exfat superblocks'")),
                 image("ntfs", mkfs(64, "mkntfs", "-Q", "-F", "-q"), agree()),
                 image("f2fs", mkfs(64, "mkfs.f2fs", "-q"), agree()),
-                image("iso9660", BlkidAgreementTest::iso9660, agree()),
+                image("iso9660", iso9660(), agree()),
+                image("udf (an ISO 9660/UDF bridge)", iso9660("-udf"), agree()),
+                image("iso9660 with an HFS hybrid", iso9660("-hfs"), agree()),
                 image("squashfs", BlkidAgreementTest::squashfs, agree()),
                 image("minix v1", mkfs(64, "mkfs.minix", "-1"), agree()),
                 image("minix v2", mkfs(64, "mkfs.minix", "-2"), agree()),
@@ -91,6 +98,12 @@ class BlkidAgreementTest {
                     Path file = luks("luks2").make(d, c);
                     zero(file, 0, 4096);
                     return file;
+                }, agree()),
+                image("dm-verity hash device", (d, c) -> {
+                    Path data = sparse(d, "verity-data.img", 16 * MIB);
+                    Path hash = sparse(d, "verity-hash.img", 4 * MIB);
+                    TOOLS.run(List.of("veritysetup", "format", data.toString(), hash.toString()), TOOL_TIMEOUT);
+                    return hash;
                 }, agree()),
                 image("bcache backing device", mkfs(64, "make-bcache", "-B"), agree()),
                 image("bcache cache device", mkfs(64, "make-bcache", "-C"), agree()),
@@ -106,6 +119,8 @@ class BlkidAgreementTest {
                 image("dos partition table without partitions", label("dos"), agree()),
                 image("gpt", partitioned("gpt", "L"), agree()),
                 image("gpt without partitions", label("gpt"), agree()),
+                image("sun disk label", label("sun"), agree()),
+                image("sgi disk label", label("sgi"), agree()),
                 image("gpt whose primary header is zeroed", (d, c) -> {
                     Path file = partitioned("gpt", "L").make(d, c);
                     zero(file, 512, 512);
@@ -235,12 +250,17 @@ class BlkidAgreementTest {
         };
     }
 
-    private static Path iso9660(Path d, Cleanup c) throws IOException {
-        Path content = Files.createDirectories(d.resolve("iso-content"));
-        Files.writeString(content.resolve("hello.txt"), "hello");
-        Path file = d.resolve("image.iso");
-        TOOLS.run(List.of("genisoimage", "-quiet", "-o", file.toString(), content.toString()), TOOL_TIMEOUT);
-        return file;
+    private static Maker iso9660(String... options) {
+        return (d, c) -> {
+            Path content = Files.createDirectories(d.resolve("iso-content"));
+            Files.writeString(content.resolve("hello.txt"), "hello");
+            Path file = d.resolve("image.iso");
+            List<String> argv = new ArrayList<>(List.of("genisoimage", "-quiet"));
+            argv.addAll(List.of(options));
+            argv.addAll(List.of("-o", file.toString(), content.toString()));
+            TOOLS.run(argv, TOOL_TIMEOUT);
+            return file;
+        };
     }
 
     private static Path cramfs(Path d, Cleanup c) throws IOException {
