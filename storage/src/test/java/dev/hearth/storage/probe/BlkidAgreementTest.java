@@ -35,7 +35,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * test time, on which the probe must agree with {@code blkid -p} (see {@link BlkidAgreement} for
  * the rule). Where they differ by design, each image says how and why. Types no tool here makes
  * (zfs) are written from their documented layout; md members need an md driver, which this kernel
- * lacks, and are made under user-mode Linux ({@link MdAgreementUmlTest}).
+ * lacks, and are made under user-mode Linux ({@link GuestImagesAgreementUmlTest}).
  */
 @RequiresTools({"blkid", "wipefs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mke2fs", "mkfs.xfs", "mkfs.btrfs",
     "mkfs.vfat", "mkfs.exfat", "mkntfs", "mkfs.f2fs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "genisoimage",
