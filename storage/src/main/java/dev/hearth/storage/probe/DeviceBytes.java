@@ -16,8 +16,8 @@ import java.util.OptionalLong;
  * it, and the few windows last read are kept, since detectors look at several fields in one place.
  * The zero checks ({@link ZeroScan}) stream what they read through one buffer.
  *
- * <p>So a probe reads what it looks at and holds ~100 KiB while it runs, in an arena of its own
- * that closing gives back. Holding the two MiB, as this once did in direct buffers, cost a page
+ * <p>So a probe reads what it looks at and holds ~100 KiB while it runs (a full zero scan, 1 MiB
+ * more), in an arena of its own that closing gives back. Holding the two MiB, as this once did in direct buffers, cost a page
  * fault per page of fresh memory each probe (~20 ms under user-mode Linux, where faults are dear),
  * and the buffers went back only after a GC (~100 MB held after a burst of stages).
  */

@@ -52,7 +52,8 @@ public final class SignatureProbe {
         /**
          * Every byte, streamed in {@value ZeroScan#CHUNK_BYTES}-byte reads through one buffer: the
          * proof an admin may ask for before a disk joins a pool, at the cost of reading the whole
-         * disk (about an hour and a half for 1 TiB at 200 MB/s).
+         * disk (about an hour and a half for 1 TiB at 200 MB/s). Interrupting the calling thread
+         * stops it: the channel's read throws {@link java.nio.channels.ClosedByInterruptException}.
          */
         FULL
     }
