@@ -18,6 +18,8 @@ import dev.hearth.node.NodeService;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.device.DevicePool;
+import dev.hearth.storage.device.DevicePoolConfig;
 import dev.hearth.storage.file.FilePool;
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.file.FilePoolConfig;
@@ -88,6 +90,7 @@ public final class Driver implements AutoCloseable {
                 opened.add(switch (config) {
                     case FilePoolConfig file -> FilePool.open(file);
                     case LvmPoolConfig lvm -> LvmPool.open(lvm);
+                    case DevicePoolConfig device -> DevicePool.open(device);
                     default -> throw new IllegalArgumentException("no pool kind " + config.kind());
                 });
             }

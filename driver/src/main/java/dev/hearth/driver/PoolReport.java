@@ -21,6 +21,8 @@ final class PoolReport {
         return switch (config) {
             case FilePoolConfig file -> describe(file);
             case dev.hearth.storage.lvm.LvmPoolConfig lvm -> describe(lvm);
+            case dev.hearth.storage.device.DevicePoolConfig device -> device.name() + " (kind device, "
+                    + device.describe() + ")";
             default -> config.name() + " (kind " + config.kind() + ")";
         };
     }

@@ -4,8 +4,11 @@ import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.device.DevicePoolConfig;
+import dev.hearth.storage.device.DiskSelector;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.lvm.LvmPoolConfig;
+import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -20,6 +23,8 @@ import java.util.function.Function;
  *   <li>{@code name=fast,kind=file,dir=/mnt/nvme0/hearth,capacity=800Gi,reserve=0,provisioning=thick,direct-io=true}
  *   <li>{@code name=lvm,kind=lvm,vg=vg0,wipe=zero} (thick) or {@code name=thin,kind=lvm,vg=vg0,thinpool=tp,
  *       overprovision=3} (thin)
+ *   <li>{@code name=nvme,kind=device,disks=/dev/disk/by-id/nvme-*|/dev/sd[b-e],min-size=100Gi,rotational=false,
+ *       wipe=zero,check=sampled} (whole disks)
  * </ul>
  *
  * @param create whether {@code create=true} lets hearth make a file pool's directory that does not exist
@@ -30,6 +35,8 @@ public record PoolSpec(PoolConfig config, boolean create) {
             "capacity", "reserve", "provisioning", "direct-io", "default-size"));
     static final SortedSet<String> LVM_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "vg", "thinpool",
             "overprovision", "wipe", "default-size"));
+    static final SortedSet<String> DEVICE_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "disks", "min-size",
+            "model", "rotational", "wipe", "check"));
 
     /** A file pool's config; only file pools have a directory of their own. */
     public java.util.Optional<FilePoolConfig> file() {
@@ -53,7 +60,8 @@ public record PoolSpec(PoolConfig config, boolean create) {
         SortedSet<String> keys = switch (kind) {
             case "file" -> FILE_KEYS;
             case "lvm" -> LVM_KEYS;
-            default -> throw invalid(spec, "unknown kind '" + kind + "'; kinds: file, lvm");
+            case "device" -> DEVICE_KEYS;
+            default -> throw invalid(spec, "unknown kind '" + kind + "'; kinds: file, lvm, device");
         };
         for (String key : fields.keySet()) {
             if (!keys.contains(key)) {
@@ -63,6 +71,9 @@ public record PoolSpec(PoolConfig config, boolean create) {
         String name = fields.getOrDefault("name", "default");
         if (kind.equals("lvm")) {
             return lvm(spec, fields, name, stateDir);
+        }
+        if (kind.equals("device")) {
+            return device(spec, fields, name, stateDir);
         }
         Path dir = fields.containsKey("dir") ? Path.of(fields.get("dir")) : stateDir.resolve("pools").resolve(name);
         long capacity = value(spec, fields, "capacity", Quantity::parse, 0L);
@@ -92,6 +103,29 @@ public record PoolSpec(PoolConfig config, boolean create) {
         try {
             return new PoolSpec(new LvmPoolConfig(name, vg, thinPool, overprovision, wipe, defaultSize,
                     stateDir.resolve("pools").resolve(name)), false);
+        } catch (IllegalArgumentException e) {
+            throw invalid(spec, e.getMessage());
+        }
+    }
+
+    /** A device pool: the selector's keys ({@code disks} is required), the wipe policy and the zero check. */
+    private static PoolSpec device(String spec, Map<String, String> fields, String name, Path stateDir) {
+        String disks = fields.get("disks");
+        if (disks == null || disks.isBlank()) {
+            throw invalid(spec, "a device pool needs disks=<path globs separated by |>, e.g. "
+                    + "disks=/dev/disk/by-id/nvme-*");
+        }
+        DiskSelector selector;
+        try {
+            selector = DiskSelector.parse(disks, fields.get("min-size"), fields.get("model"), fields.get("rotational"));
+        } catch (IllegalArgumentException | StorageException e) {
+            throw invalid(spec, e.getMessage());
+        }
+        DevicePoolConfig.Wipe wipe = value(spec, fields, "wipe", DevicePoolConfig.Wipe::parse,
+                DevicePoolConfig.Wipe.ZERO);
+        ZeroCheck check = value(spec, fields, "check", DevicePoolConfig::parseCheck, ZeroCheck.SAMPLED);
+        try {
+            return new PoolSpec(DevicePoolConfig.under(stateDir, name, selector, wipe, check), false);
         } catch (IllegalArgumentException e) {
             throw invalid(spec, e.getMessage());
         }

@@ -58,7 +58,10 @@ final class ServeCommand implements Callable<Integer> {
                     + "(default DIR/pools/NAME of the state dir; any other dir must exist, unless create=true), "
                     + "capacity (e.g. 100Gi; default: the filesystem's size less the reserve), reserve (what is "
                     + "kept free on the filesystem, e.g. 10Gi or 5%%; default 15%%), provisioning (thick|thin, "
-                    + "default thick), direct-io (true|false, default true), default-size (default 1Gi). Repeat "
+                    + "default thick), direct-io (true|false, default true), default-size (default 1Gi). kind=lvm "
+                    + "takes vg, thinpool, overprovision, wipe, default-size; kind=device (a whole disk per volume) "
+                    + "takes disks (path globs separated by |), min-size, model, rotational, wipe "
+                    + "(zero|discard|signatures) and check (sampled|full); see the README. Repeat "
                     + "for several pools. Default: one file pool named 'default' under the state dir.")
     List<String> pools = new ArrayList<>();
 

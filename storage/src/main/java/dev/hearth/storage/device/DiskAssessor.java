@@ -65,28 +65,38 @@ public final class DiskAssessor {
      * check has read.
      */
     public static DiskVerdict unclaimed(Disk disk, Optional<DiskIdentity> identity, Rule rule, LongConsumer progress) {
+        return refusal(disk, identity, rule).orElseGet(() -> contents(disk, rule.check(), progress));
+    }
+
+    /**
+     * The verdict on a disk no one has claimed from every check but its bytes (selector, read-only,
+     * uses, exclusive open, size, identity), or empty if it passes them all: cheap enough to ask
+     * on every call, so a disk that was mounted or taken a moment ago is refused at once, while
+     * what its bytes say may come from an earlier read.
+     */
+    public static Optional<DiskVerdict> refusal(Disk disk, Optional<DiskIdentity> identity, Rule rule) {
         Optional<String> refused = rule.selector().refuses(disk);
         if (refused.isPresent()) {
-            return new DiskVerdict.NotSelected(refused.get());
+            return Optional.of(new DiskVerdict.NotSelected(refused.get()));
         }
         if (disk.readOnly()) {
-            return new DiskVerdict.ReadOnly();
+            return Optional.of(new DiskVerdict.ReadOnly());
         }
         List<String> uses = disk.uses();
         if (!uses.isEmpty()) {
-            return new DiskVerdict.InUse(uses);
+            return Optional.of(new DiskVerdict.InUse(uses));
         }
         Optional<String> busy = BlockDevices.exclusiveOpenProblem(disk.path());
         if (busy.isPresent()) {
-            return new DiskVerdict.InUse(List.of(disk.name() + ": " + busy.get()));
+            return Optional.of(new DiskVerdict.InUse(List.of(disk.name() + ": " + busy.get())));
         }
         if (rule.selector().tooSmall(disk)) {
-            return new DiskVerdict.TooSmall(disk.sizeBytes(), rule.selector().minSizeBytes());
+            return Optional.of(new DiskVerdict.TooSmall(disk.sizeBytes(), rule.selector().minSizeBytes()));
         }
         if (identity.isEmpty()) {
-            return new DiskVerdict.NoIdentity();
+            return Optional.of(new DiskVerdict.NoIdentity());
         }
-        return contents(disk, rule.check(), progress);
+        return Optional.empty();
     }
 
     /** What the disk's bytes say: a signature, data where zeros belong, or empty as far as {@code check} looks. */

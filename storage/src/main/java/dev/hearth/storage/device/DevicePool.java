@@ -1,0 +1,603 @@
+package dev.hearth.storage.device;
+
+import dev.hearth.linux.Disk;
+import dev.hearth.linux.DiskScan;
+import dev.hearth.linux.Errno;
+import dev.hearth.linux.ExclusiveDevice;
+import dev.hearth.linux.LinuxException;
+import dev.hearth.storage.Attachment;
+import dev.hearth.storage.Capacity;
+import dev.hearth.storage.Emptiness;
+import dev.hearth.storage.Pool;
+import dev.hearth.storage.Quantity;
+import dev.hearth.storage.Quoted;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeCondition;
+import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.VolumeRequest;
+import dev.hearth.storage.device.VolumeRecord.Empty;
+import dev.hearth.storage.probe.ProbeResult;
+import dev.hearth.storage.probe.SignatureProbe;
+import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A pool whose volumes are whole disks of the node, one disk per volume, for workloads that want a
+ * disk's IOPS to themselves. A disk is offered only if the pool's selector takes it, nothing uses
+ * it, it has a stable identity, and its bytes are empty by the pool's check ({@link FreeDisks}).
+ * A volume is the disk's whole size; it has no snapshots, clones or expansion.
+ *
+ * <p><b>Order of steps, and what a crash leaves.</b> Two records make a volume: the node-wide claim
+ * on the disk ({@link DiskClaims}, holder: the volume's ID) and the pool's volume record
+ * ({@link VolumeRecords}). A create claims first and records second, so a record never names a
+ * disk the pool does not hold. A crash between the two leaves a claim without a record: nothing
+ * has written to that disk, so the create's retry (or the next start of the pool, or a delete of
+ * that ID) simply gives the claim back, and the retry chooses again. A delete marks the record
+ * {@code releasing} first (under an exclusive open of the disk, so a mounted disk is never marked),
+ * then wipes, then gives the claim back, then removes the record. A crash mid-wipe leaves the record
+ * {@code releasing} and the claim held: the disk cannot go to anyone, and the delete's retry or the
+ * pool's next start wipes it again from the start. A crash after the claim was given back leaves a
+ * {@code releasing} record without the claim: the record goes, and the disk, which may already be
+ * another volume's, is never wiped again.
+ *
+ * <p><b>Empty, and first formats.</b> A disk taken under {@code check=sampled} had no signature,
+ * nothing using it, and zeros at its first and last MiB and at 256 samples across it: that is
+ * empty enough to be offered, but it is not proof. So at the volume's first filesystem stage the
+ * disk is read whole, once, and formatted only if every byte is zero (the record then says
+ * {@code full}); a block volume never pays for that read. A disk taken under {@code check=full},
+ * or one this pool zeroed when its last volume was deleted ({@code wipe=zero}, or a discard that
+ * guarantees zeros), is proven empty already, and stays so while its write counts
+ * ({@link DiskWrites}) say nothing has written to it since. Once a volume has been handed to a
+ * user, nothing proves it empty again: a disk published raw and written is never formatted.
+ */
+public final class DevicePool implements Pool {
+
+    private static final System.Logger LOG = System.getLogger(DevicePool.class.getName());
+
+    private final DevicePoolConfig config;
+    private final DiskScan scan;
+    private final DiskWrites.Reader writes;
+    private final DiskClaims claims;
+    private final VolumeRecords records;
+    private final ZeroedDisks zeroed;
+    private final FreeDisks free;
+    private final DiskWiper wiper;
+    /** Volumes whose disk is being wiped now: a second delete of one is told to come back. */
+    private final Set<VolumeId> wiping = ConcurrentHashMap.newKeySet();
+
+    private DevicePool(DevicePoolConfig config, DiskScan scan, DiskWrites.Reader writes, Path sysBlock) {
+        this.config = config;
+        this.scan = scan;
+        this.writes = writes;
+        this.claims = new DiskClaims(config.claimsDirectory());
+        this.records = new VolumeRecords(config.stateDirectory().resolve("volumes"));
+        this.zeroed = new ZeroedDisks(config.stateDirectory().resolve("zeroed"));
+        this.free = new FreeDisks(config, claims, zeroed, writes);
+        this.wiper = new DiskWiper(sysBlock);
+    }
+
+    public static DevicePool open(DevicePoolConfig config) throws IOException {
+        return open(config, new DiskScan(), new DiskWrites.Reader(), Path.of("/sys/block"));
+    }
+
+    /**
+     * Opens the pool and finishes what a crash cut short: claims of creates that never recorded
+     * their volume are given back, records whose claim went missing claim their disk again, and
+     * deletes that began wiping are finished (in the background: a wipe can take long).
+     */
+    static DevicePool open(DevicePoolConfig config, DiskScan scan, DiskWrites.Reader writes, Path sysBlock)
+            throws IOException {
+        Files.createDirectories(config.stateDirectory());
+        Files.createDirectories(config.claimsDirectory());
+        DevicePool pool = new DevicePool(config, scan, writes, sysBlock);
+        pool.recover();
+        return pool;
+    }
+
+    public DevicePoolConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    @Override
+    public String kind() {
+        return "device";
+    }
+
+    @Override
+    public Set<String> parameterKeys() {
+        return Set.of();
+    }
+
+    @Override
+    public Map<String, String> validateParameters(Map<String, String> parameters) {
+        for (String key : parameters.keySet()) {
+            throw new StorageException.InvalidArgument("unknown parameter " + Quoted.of(key) + " for device pool '"
+                    + name() + "'; it takes none (a volume is a whole disk: " + config.selector().describe() + ")");
+        }
+        return Map.of();
+    }
+
+    // ---- capacity
+
+    /** Free: the disks the pool would give a volume now; the largest of them is the largest volume. */
+    @Override
+    public Capacity capacity() {
+        List<FreeDisks.Free> offered = free.of(disks());
+        long available = offered.stream().mapToLong(FreeDisks.Free::size).sum();
+        long largest = offered.stream().mapToLong(FreeDisks.Free::size).max().orElse(0);
+        long smallest = offered.stream().mapToLong(FreeDisks.Free::size).min().orElse(0);
+        long allocated = records.all(name()).stream().filter(r -> !r.releasing())
+                .mapToLong(r -> r.volume().sizeBytes()).sum();
+        return new Capacity(allocated + available, allocated, available, largest, smallest);
+    }
+
+    // ---- volumes
+
+    @Override
+    public Volume create(VolumeRequest request) {
+        VolumeId id = VolumeId.mint(name(), request.name());
+        Map<String, String> parameters = validateParameters(request.parameters());
+        Optional<VolumeRecord> existing = records.read(id);
+        if (existing.isPresent()) {
+            if (existing.get().releasing()) {
+                throw new StorageException.Busy("volume " + id + " is being deleted (its disk is being wiped); "
+                        + "retry once that is done");
+            }
+            return request.sameRequestAgain(existing.get().volume(), parameters);
+        }
+        giveBackClaimsOf(id); // a create of this name that a crash cut short between claim and record
+        List<FreeDisks.Free> fitting = SmallestFit.order(free.of(disks()), request.range(), name());
+        for (FreeDisks.Free candidate : fitting) {
+            Optional<VolumeRecord> made = take(id, request, parameters, candidate);
+            if (made.isPresent()) {
+                LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': volume " + id + " is disk "
+                        + candidate.disk().path() + " (" + candidate.identity() + ", empty: "
+                        + made.get().empty().label() + ")");
+                return made.get().volume();
+            }
+        }
+        throw new StorageException.Exhausted("pool '" + name() + "': every free disk that fits "
+                + request.range() + " was taken by another volume meanwhile");
+    }
+
+    /**
+     * Claims the candidate for the volume and records it; empty if another claimant won the disk,
+     * or the disk changed between the look and the claim (then the claim is given back).
+     */
+    private Optional<VolumeRecord> take(VolumeId id, VolumeRequest request, Map<String, String> parameters,
+            FreeDisks.Free candidate) {
+        DiskClaims.Claim mine = new DiskClaims.Claim(candidate.identity(), name(), id.toString(), now());
+        try {
+            if (!claims.claim(mine).sameHolder(mine)) {
+                return Optional.empty();
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("claiming disk " + candidate.disk().path() + " for volume " + id + ": "
+                    + e.getMessage(), e);
+        }
+        try {
+            Optional<String> changed = changedSince(candidate);
+            if (changed.isPresent()) {
+                LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': not taking " + candidate.disk().path()
+                        + " for volume " + id + ": " + changed.get());
+                giveBack(mine);
+                return Optional.empty();
+            }
+            Volume volume = new Volume(id, request.name(), candidate.size(), parameters, Optional.empty(),
+                    mine.since());
+            VolumeRecord record = new VolumeRecord(volume, candidate.identity(), false, false, candidate.empty(),
+                    candidate.writes());
+            records.write(record);
+            try {
+                zeroed.clear(candidate.identity()); // the proof lives in the record now
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not clear the zeroed mark of " + candidate.identity()
+                        + ": " + e.getMessage());
+            }
+            return Optional.of(record);
+        } catch (RuntimeException e) {
+            giveBackQuietly(mine, e);
+            throw e;
+        }
+    }
+
+    /**
+     * Whether the disk is still as it was when it was offered, now that it is claimed: the same
+     * device under its name, nothing using it, nothing written to it since its bytes were checked.
+     */
+    private Optional<String> changedSince(FreeDisks.Free candidate) {
+        List<Disk> now = disks();
+        Optional<Disk> disk = DiskScan.named(now, candidate.disk().name()).filter(candidate.identity()::matches);
+        if (disk.isEmpty()) {
+            return Optional.of("it is no longer " + candidate.identity());
+        }
+        Optional<DiskVerdict> refused = DiskAssessor.refusal(disk.get(), Optional.of(candidate.identity()),
+                config.rule());
+        if (refused.isPresent()) {
+            return Optional.of(refused.get().reason());
+        }
+        if (!writes.of(disk.get()).equals(candidate.writes()) || candidate.writes().isEmpty()) {
+            return Optional.of("it was written to since it was checked");
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public Optional<Volume> find(VolumeId id) {
+        return live(id).map(VolumeRecord::volume);
+    }
+
+    @Override
+    public List<Volume> list() {
+        return records.all(name()).stream().filter(r -> !r.releasing()).map(VolumeRecord::volume).toList();
+    }
+
+    @Override
+    public Listing listing() {
+        List<VolumeRecord> all = records.all(name()).stream().filter(r -> !r.releasing()).toList();
+        List<Disk> disks = disks();
+        Map<VolumeId, VolumeRecord> byId = new HashMap<>();
+        all.forEach(r -> byId.put(r.volume().id(), r));
+        return new Listing(all.stream().map(VolumeRecord::volume).toList(),
+                volume -> conditionOf(byId.get(volume.id()), disks));
+    }
+
+    /**
+     * Wipes the volume's disk by the pool's policy and only then gives the disk back. A disk that
+     * is in use is refused (FAILED_PRECONDITION) and left as it is; so is a disk that is on the
+     * node but no longer matches the volume's (resized): hearth never wipes a disk it cannot
+     * recognise. A disk that is gone cannot be wiped, and is given back as it is: should it come
+     * back, it holds its last tenant's data and is refused like any disk with data on it.
+     */
+    @Override
+    public void delete(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return;
+        }
+        Optional<VolumeRecord> record = records.read(id);
+        if (record.isEmpty()) {
+            giveBackClaimsOf(id); // a create cut short between claim and record, never retried
+            return;
+        }
+        if (!wiping.add(id)) {
+            throw new StorageException.Busy("the disk of volume " + id + " is being wiped; retry once that is done");
+        }
+        try {
+            release(record.get());
+        } finally {
+            wiping.remove(id);
+        }
+    }
+
+    /** The delete itself, from wherever a crash may have left it; see the class comment for the order. */
+    private void release(VolumeRecord record) {
+        VolumeId id = record.volume().id();
+        DiskClaims.Claim claim = claimOf(record).orElse(null);
+        if (claim == null) {
+            // Not (or no longer) this volume's disk: the claim went back before a crash, and the disk may
+            // be another volume's by now. Its record goes; the disk is not touched.
+            records.delete(id);
+            return;
+        }
+        switch (Located.find(record.disk(), disks())) {
+            case Located.Missing missing -> {
+                LOG.log(System.Logger.Level.WARNING, "pool '" + name() + "': deleting volume " + id + " without "
+                        + "wiping its disk: " + missing.problem() + "; if it comes back it is checked like any "
+                        + "other disk, and its data keeps it from being offered");
+                giveBack(claim);
+                records.delete(id);
+            }
+            case Located.Changed changed -> throw new StorageException.Precondition("not deleting volume " + id
+                    + ": " + changed.problem() + ". Restore the disk, or remove " + records.directory().resolve(
+                            id.toString()) + " and the claim in " + claims.directory() + " by hand");
+            case Located.Found(Disk disk) -> {
+                wipe(record, disk);
+                giveBack(claim);
+                records.delete(id);
+            }
+        }
+    }
+
+    private void wipe(VolumeRecord record, Disk disk) {
+        VolumeId id = record.volume().id();
+        DiskWiper.Result result;
+        try (ExclusiveDevice device = ExclusiveDevice.open(disk.path(), disk.major(), disk.minor())) {
+            if (device.size() != record.disk().sizeBytes()) {
+                throw new StorageException.Precondition("not wiping " + disk.path() + " for volume " + id + ": it has "
+                        + device.size() + " bytes, not the " + record.disk().sizeBytes() + " of the volume's disk");
+            }
+            if (!record.releasing()) {
+                records.write(record.releasingNow());
+            }
+            long started = System.nanoTime();
+            result = wiper.wipe(device, disk, config.wipe());
+            LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': disk " + disk.path() + " of volume " + id + " "
+                    + result.how() + " in " + (System.nanoTime() - started) / 1_000_000 + " ms");
+        } catch (LinuxException e) {
+            if (e.is(Errno.EBUSY)) {
+                throw new StorageException.Precondition("volume " + id + " is in use on this node: its disk "
+                        + disk.path() + " is mounted, held or open exclusively (" + String.join("; ", disk.uses())
+                        + "); unstage it before deleting");
+            }
+            throw new StorageException.Failed("wiping disk " + disk.path() + " of volume " + id + ": "
+                    + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new StorageException.Failed("wiping disk " + disk.path() + " of volume " + id + ": "
+                    + e.getMessage(), e);
+        }
+        verifyWiped(id, disk, result);
+    }
+
+    /** Reads the wiped disk back (the sampled check) and, if it is zeros, records it so for the next volume. */
+    private void verifyWiped(VolumeId id, Disk disk, DiskWiper.Result result) {
+        ProbeResult after;
+        try (FileChannel channel = FileChannel.open(disk.path(), StandardOpenOption.READ)) {
+            after = SignatureProbe.probe(channel, disk.sizeBytes(), result.zeroed() ? ZeroCheck.SAMPLED : ZeroCheck.EDGES,
+                    _ -> {});
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading back disk " + disk.path() + " of volume " + id + " after "
+                    + "wiping it: " + e.getMessage(), e);
+        }
+        if (after instanceof ProbeResult.Signed || (result.zeroed() && !after.isEmpty())) {
+            throw new StorageException.Failed("disk " + disk.path() + " of volume " + id + " was " + result.how()
+                    + ", but reading it back finds: " + after.describe() + "; it is kept from other volumes");
+        }
+        if (result.zeroed()) {
+            Optional<DiskWrites> counts = writes.of(disk);
+            try {
+                if (counts.isPresent()) {
+                    zeroed.mark(DiskIdentity.of(disk).orElseThrow(), counts.get(), result.how());
+                }
+            } catch (IOException e) {
+                // Only a shortcut is lost: the disk is checked like any other before it is offered again.
+                LOG.log(System.Logger.Level.WARNING, "could not record that " + disk.path() + " was zeroed: "
+                        + e.getMessage());
+            }
+        }
+    }
+
+    // ---- on the node
+
+    /** The disk's device as the node names it now, found by identity (a scan of sysfs, a few ms). */
+    @Override
+    public Attachment attach(VolumeId id) {
+        VolumeRecord record = live(id).orElseThrow(() -> new StorageException.NotFound("volume " + id
+                + " does not exist in pool '" + name() + "'"));
+        Located located = Located.find(record.disk(), disks());
+        if (located instanceof Located.Found(Disk disk)) {
+            return new Attachment(disk.path(), false);
+        }
+        throw new StorageException.Precondition("volume " + id + " cannot be used: " + located.problem());
+    }
+
+    @Override
+    public Optional<Path> attachedDevice(VolumeId id) {
+        return live(id).flatMap(record -> Located.find(record.disk(), disks()) instanceof Located.Found(Disk disk)
+                ? Optional.of(disk.path()) : Optional.empty());
+    }
+
+    /** A disk stays where it is; there is nothing to release. */
+    @Override
+    public void detach(VolumeId id) {}
+
+    /**
+     * Proven while the volume was never handed out and its disk is, by the record and its write
+     * counts, still as it was proven (read whole, or zeroed by this pool). Otherwise, for a volume
+     * never handed out, the proof is made now by reading every byte; see the class comment.
+     */
+    @Override
+    public Emptiness emptiness(VolumeId id) {
+        Optional<VolumeRecord> found = live(id);
+        if (found.isEmpty()) {
+            return new Emptiness.Unknown("volume " + id + " has no record in pool '" + name() + "'");
+        }
+        VolumeRecord record = found.get();
+        if (record.handedOut()) {
+            return new Emptiness.Unknown("it has been handed to a user before, and a whole disk keeps no record "
+                    + "of what was written to it");
+        }
+        Located located = Located.find(record.disk(), disks());
+        if (!(located instanceof Located.Found(Disk disk))) {
+            return new Emptiness.Unknown(located.problem());
+        }
+        Optional<DiskWrites> now = writes.of(disk);
+        if (record.empty().proof() && now.isPresent() && now.equals(record.emptyWrites())) {
+            return Emptiness.PROVEN;
+        }
+        return proveByReading(record, disk, now);
+    }
+
+    private Emptiness proveByReading(VolumeRecord record, Disk disk, Optional<DiskWrites> before) {
+        VolumeId id = record.volume().id();
+        LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': reading all of " + disk.path() + " ("
+                + Quantity.format(disk.sizeBytes()) + ") to prove volume " + id + " empty before its first format ("
+                + (record.empty().proof() ? "it may have been written since it was proven empty" : "it was taken "
+                        + "on a sampled check") + ")");
+        long started = System.nanoTime();
+        DiskVerdict verdict = DiskAssessor.contents(disk, ZeroCheck.FULL, _ -> {});
+        LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': " + disk.path() + " read in "
+                + (System.nanoTime() - started) / 1_000_000 + " ms: " + verdict.reason());
+        if (!verdict.eligible()) {
+            return new Emptiness.Written("disk " + disk.path() + " " + verdict.reason());
+        }
+        if (before.isEmpty() || !writes.of(disk).equals(before)) {
+            return new Emptiness.Unknown("disk " + disk.path() + " was written to while it was being read");
+        }
+        records.write(record.provenFull(before));
+        return Emptiness.PROVEN;
+    }
+
+    @Override
+    public void handedOut(VolumeId id) {
+        live(id).filter(r -> !r.handedOut()).ifPresent(r -> records.write(r.handedOutNow()));
+    }
+
+    @Override
+    public VolumeCondition condition(VolumeId id) {
+        VolumeRecord record = live(id).orElseThrow(() -> new StorageException.NotFound("volume " + id
+                + " does not exist"));
+        return conditionOf(record, disks());
+    }
+
+    private VolumeCondition conditionOf(VolumeRecord record, List<Disk> disks) {
+        Located located = Located.find(record.disk(), disks);
+        if (!(located instanceof Located.Found)) {
+            return VolumeCondition.abnormal(located.problem());
+        }
+        try {
+            Optional<DiskClaims.Claim> claim = claims.of(record.disk());
+            if (claim.isEmpty()) {
+                return VolumeCondition.abnormal("the node has no claim on the volume's disk (" + record.disk()
+                        + " in " + claims.directory() + "): another pool could take it");
+            }
+            if (!claim.get().pool().equals(name()) || !claim.get().holder().equals(record.volume().id().toString())) {
+                return VolumeCondition.abnormal("the volume's disk (" + record.disk() + ") is claimed by "
+                        + claim.get().describe() + ", not by this volume");
+            }
+        } catch (IOException e) {
+            return VolumeCondition.abnormal("the claim on the volume's disk cannot be read: " + e.getMessage());
+        }
+        return VolumeCondition.NORMAL;
+    }
+
+    @Override
+    public String problem() {
+        Path dir = config.stateDirectory();
+        if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
+            return "pool '" + name() + "': state directory " + dir + " is missing or not writable";
+        }
+        return null;
+    }
+
+    @Override
+    public void close() {
+        free.close();
+    }
+
+    // ---- recovery
+
+    private void recover() throws IOException {
+        List<VolumeRecord> all = records.all(name());
+        Set<String> recorded = ConcurrentHashMap.newKeySet();
+        for (VolumeRecord record : all) {
+            recorded.add(record.volume().id().toString());
+            VolumeId id = record.volume().id();
+            if (record.releasing()) {
+                if (wiping.add(id)) {
+                    Thread.ofVirtual().name("hearth-release-" + id).start(() -> finishRelease(record));
+                }
+                continue;
+            }
+            Optional<DiskClaims.Claim> claim = claims.of(record.disk());
+            if (claim.isEmpty()) {
+                DiskClaims.Claim again = claims.claim(new DiskClaims.Claim(record.disk(), name(), id.toString(), now()));
+                LOG.log(System.Logger.Level.WARNING, "pool '" + name() + "': volume " + id + " had no claim on its disk ("
+                        + record.disk() + "); " + (again.holder().equals(id.toString()) ? "claimed it again"
+                                : "it is claimed by " + again.describe()));
+            }
+        }
+        for (DiskClaims.Claim claim : claims.all()) {
+            if (claim.pool().equals(name()) && VolumeId.parse(claim.holder()).isPresent()
+                    && !recorded.contains(claim.holder())) {
+                LOG.log(System.Logger.Level.WARNING, "pool '" + name() + "': giving back disk " + claim.disk()
+                        + ", claimed for volume " + claim.holder() + " by a create that never recorded it");
+                claims.release(claim);
+            }
+        }
+    }
+
+    private void finishRelease(VolumeRecord record) {
+        VolumeId id = record.volume().id();
+        try {
+            LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': finishing the delete of volume " + id
+                    + " that a restart cut short (wiping its disk " + record.disk() + ")");
+            release(record);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "pool '" + name() + "': the delete of volume " + id + " is not done: "
+                    + e.getMessage() + "; its disk stays claimed until a retried DeleteVolume finishes it");
+        } finally {
+            wiping.remove(id);
+        }
+    }
+
+    // ---- internals
+
+    /** The volume's record, if it is a volume (not one being deleted). */
+    private Optional<VolumeRecord> live(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return Optional.empty();
+        }
+        return records.read(id).filter(r -> !r.releasing());
+    }
+
+    private Optional<DiskClaims.Claim> claimOf(VolumeRecord record) {
+        try {
+            return claims.of(record.disk()).filter(c -> c.pool().equals(name())
+                    && c.holder().equals(record.volume().id().toString()));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the claim on " + record.disk() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Gives back every claim this pool holds for {@code id}: a volume that has no record holds no disk. */
+    private void giveBackClaimsOf(VolumeId id) {
+        try {
+            for (DiskClaims.Claim claim : claims.all()) {
+                if (claim.pool().equals(name()) && claim.holder().equals(id.toString())) {
+                    LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': giving back disk " + claim.disk()
+                            + ", claimed for volume " + id + " by a create that did not record it");
+                    claims.release(claim);
+                }
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the disk claims in " + claims.directory() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private void giveBack(DiskClaims.Claim claim) {
+        try {
+            claims.release(claim);
+        } catch (IOException e) {
+            throw new StorageException.Failed("giving back disk " + claim.disk() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void giveBackQuietly(DiskClaims.Claim claim, Exception cause) {
+        try {
+            claims.release(claim);
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private List<Disk> disks() {
+        try {
+            return scan.disks();
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the node's disks from sysfs: " + e.getMessage(), e);
+        }
+    }
+
+    private static Instant now() {
+        return Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    }
+}

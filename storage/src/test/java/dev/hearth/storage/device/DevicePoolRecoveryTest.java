@@ -1,0 +1,146 @@
+package dev.hearth.storage.device;
+
+import static dev.hearth.storage.device.LoopDisks.MIB;
+import static dev.hearth.storage.device.LoopDisks.create;
+import static dev.hearth.storage.device.LoopDisks.identity;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeId;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The order a device pool writes its two records in (the node-wide claim on a disk, then the
+ * pool's volume record; on delete: releasing, wipe, claim given back, record removed), and what
+ * each crash between two steps leaves, made by writing exactly that state.
+ */
+@RequiresRoot
+class DevicePoolRecoveryTest {
+
+    @TempDir
+    Path dir;
+
+    @RegisterExtension
+    final Cleanup cleanup = new Cleanup();
+
+    private LoopDisks loops;
+    private LoopDevice small;
+    private LoopDevice large;
+    private DiskClaims claims;
+    private VolumeRecords records;
+
+    @BeforeEach
+    void disks() throws Exception {
+        loops = new LoopDisks(cleanup, dir);
+        small = loops.disk("small", 32 * MIB);
+        large = loops.disk("large", 48 * MIB);
+        claims = new DiskClaims(loops.state().resolve("disks"));
+        records = new VolumeRecords(loops.state().resolve("pools/disks/volumes"));
+    }
+
+    private DiskClaims.Claim claim(LoopDevice disk, String volume) throws Exception {
+        DiskClaims.Claim claim = new DiskClaims.Claim(identity(disk), "disks",
+                VolumeId.mint("disks", volume).toString(), Instant.now());
+        assertThat(claims.claim(claim)).isEqualTo(claim);
+        return claim;
+    }
+
+    @Test
+    void aClaimWithoutRecordIsGivenBackByTheRetriedCreateWhichChoosesAgain() throws Exception {
+        DevicePool pool = loops.pool(List.of(small, large));
+        claim(large, "pvc-a"); // the create of pvc-a claimed the large disk, then crashed before its record
+
+        Volume volume = create(pool, "pvc-a", 0);
+
+        assertThat(volume.sizeBytes()).as("the smallest disk, now that the stale claim is gone").isEqualTo(32 * MIB);
+        assertThat(claims.of(identity(large))).isEmpty();
+        assertThat(claims.of(identity(small))).hasValueSatisfying(c -> assertThat(c.holder())
+                .isEqualTo(volume.id().toString()));
+        assertThat(pool.capacity().availableBytes()).isEqualTo(48 * MIB);
+    }
+
+    @Test
+    void aClaimWithoutRecordIsGivenBackWhenThePoolOpensAndByADeleteOfItsId() throws Exception {
+        claim(large, "pvc-a");
+        DiskClaims.Claim other = claim(small, "pvc-b");
+
+        DevicePool pool = loops.pool(List.of(small, large));
+        assertThat(claims.of(identity(large))).isEmpty();
+        assertThat(pool.capacity().availableBytes()).isEqualTo(80 * MIB);
+
+        assertThat(claims.claim(other)).isEqualTo(other); // another create cut short, while the pool runs
+        pool.delete(VolumeId.parse(other.holder()).orElseThrow());
+        assertThat(claims.of(identity(small))).isEmpty();
+    }
+
+    @Test
+    void aDeleteCutShortMidWipeIsFinishedWhenThePoolOpensBeforeTheDiskIsFree() throws Exception {
+        DevicePool pool = loops.pool(List.of(small));
+        Volume volume = create(pool, "pvc-a", 0);
+        LoopDisks.fill(small.path(), 32 * MIB, 1);
+        records.write(records.read(volume.id()).orElseThrow().releasingNow()); // marked, then the crash
+        pool.close();
+
+        assertThat(pool.find(volume.id())).as("a volume being deleted is gone for every other purpose").isEmpty();
+        DevicePool reopened = loops.pool(List.of(small));
+        awaitGone(volume.id());
+
+        assertThat(LoopDisks.firstNonZero(small.path())).isEqualTo(-1);
+        assertThat(claims.of(identity(small))).isEmpty();
+        assertThat(reopened.capacity().availableBytes()).isEqualTo(32 * MIB);
+    }
+
+    @Test
+    void aReleasingRecordWhoseClaimWentBackIsRemovedAndTheDiskNeverWipedAgain() throws Exception {
+        DevicePool pool = loops.pool(List.of(small));
+        Volume first = create(pool, "pvc-a", 0);
+        VolumeRecord releasing = records.read(first.id()).orElseThrow().releasingNow();
+        claims.release(claims.of(identity(small)).orElseThrow()); // wiped and given back, then the crash
+        records.write(releasing);
+        Volume second = create(pool, "pvc-b", 0); // the next tenant, on the same disk
+        LoopDisks.fill(small.path(), 32 * MIB, 2);
+        String data = LoopDisks.sha256(loops.file("small"));
+
+        pool.delete(first.id());
+
+        assertThat(records.read(first.id())).isEmpty();
+        assertThat(LoopDisks.sha256(loops.file("small"))).isEqualTo(data);
+        assertThat(claims.of(identity(small))).hasValueSatisfying(c -> assertThat(c.holder())
+                .isEqualTo(second.id().toString()));
+        assertThat(pool.condition(second.id()).abnormal()).isFalse();
+    }
+
+    @Test
+    void aRecordWhoseClaimWentMissingClaimsItsDiskAgainWhenThePoolOpens() throws Exception {
+        DevicePool pool = loops.pool(List.of(small, large));
+        Volume volume = create(pool, "pvc-a", 0);
+        claims.release(claims.of(identity(small)).orElseThrow()); // removed by hand, say
+        assertThat(pool.condition(volume.id()).message()).contains("no claim on the volume's disk");
+        pool.close();
+
+        DevicePool reopened = loops.pool(List.of(small, large));
+
+        assertThat(claims.of(identity(small))).hasValueSatisfying(c -> assertThat(c.holder())
+                .isEqualTo(volume.id().toString()));
+        assertThat(reopened.condition(volume.id()).abnormal()).isFalse();
+        assertThat(reopened.capacity().availableBytes()).isEqualTo(48 * MIB);
+    }
+
+    private void awaitGone(VolumeId id) throws InterruptedException {
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
+        while (records.read(id).isPresent()) {
+            assertThat(Instant.now()).as("the delete resumed at open is done").isBefore(deadline);
+            Thread.sleep(20);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.hearth.storage.device;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.hearth.linux.Disk;
+import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.StorageException;
+import dev.hearth.storage.device.VolumeRecord.Empty;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class SmallestFitTest {
+
+    private static final long GIB = 1L << 30;
+
+    private static FreeDisks.Free disk(String name, long size) {
+        Disk disk = new Disk(name, Path.of("/dev", name), 259, name.hashCode() & 0xff, size, 512, 4096, false, false,
+                false, "", "model", "serial-" + name, "", List.of(), Optional.empty(), List.of(), List.of(), List.of(),
+                false);
+        return new FreeDisks.Free(disk, DiskIdentity.of(disk).orElseThrow(), Empty.SAMPLED, Optional.empty());
+    }
+
+    private static List<String> names(List<FreeDisks.Free> free) {
+        return free.stream().map(f -> f.disk().name()).toList();
+    }
+
+    @Test
+    void theSmallestDiskThatHoldsTheRequestComesFirstAndEqualSizesGoByName() {
+        List<FreeDisks.Free> free = List.of(disk("nvme3n1", 4 * GIB), disk("nvme1n1", 1 * GIB),
+                disk("nvme2n1", 2 * GIB), disk("nvme0n1", 2 * GIB));
+
+        assertThat(names(SmallestFit.order(free, new CapacityRange(2 * GIB - 1, 0), "p")))
+                .containsExactly("nvme0n1", "nvme2n1", "nvme3n1");
+        assertThat(names(SmallestFit.order(free, CapacityRange.ANY, "p")))
+                .containsExactly("nvme1n1", "nvme0n1", "nvme2n1", "nvme3n1");
+    }
+
+    @Test
+    void aLimitAdmitsOnlyDisksNoLargerThanIt() {
+        List<FreeDisks.Free> free = List.of(disk("a", 1 * GIB), disk("b", 2 * GIB), disk("c", 4 * GIB));
+
+        assertThat(names(SmallestFit.order(free, new CapacityRange(GIB, 2 * GIB), "p"))).containsExactly("a", "b");
+        assertThat(names(SmallestFit.order(free, new CapacityRange(2 * GIB, 2 * GIB), "p"))).containsExactly("b");
+    }
+
+    @Test
+    void noFreeDiskLargeEnoughIsExhaustion() {
+        assertThatThrownBy(() -> SmallestFit.order(List.of(disk("a", GIB)), new CapacityRange(2 * GIB, 0), "fast"))
+                .isInstanceOf(StorageException.Exhausted.class)
+                .hasMessageContaining("pool 'fast' has no free disk of 2.0 GiB or more; its free disks: /dev/a 1.0 GiB");
+        assertThatThrownBy(() -> SmallestFit.order(List.of(), CapacityRange.ANY, "fast"))
+                .isInstanceOf(StorageException.Exhausted.class).hasMessageContaining("no free disk at all");
+    }
+
+    @Test
+    void aLimitBelowEveryLargeEnoughDiskIsOutOfRange() {
+        List<FreeDisks.Free> free = List.of(disk("a", GIB), disk("b", 4 * GIB));
+
+        assertThatThrownBy(() -> SmallestFit.order(free, new CapacityRange(2 * GIB, 3 * GIB), "fast"))
+                .isInstanceOf(StorageException.OutOfRange.class)
+                .hasMessageContaining("limit_bytes " + 3 * GIB)
+                .hasMessageContaining("the smallest is " + 4 * GIB + " bytes");
+    }
+}
