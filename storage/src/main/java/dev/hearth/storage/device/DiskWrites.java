@@ -13,8 +13,8 @@ import java.util.Optional;
  * was written to the disk in between, which is how a check of its bytes (a full zero scan, or
  * hearth's own zeroing) stays valid without reading them again.
  *
- * <p>The counts are the disk's write and discard counters ({@code /sys/block/NAME/stat}, which
- * include what was written through its partitions), its {@code diskseq} (a new number whenever the
+ * <p>The counts are the sectors the kernel wrote to or discarded from the disk ({@code /sys/block/NAME/stat},
+ * which includes what was written through its partitions), its {@code diskseq} (a new number whenever the
  * disk or its medium is replaced, or a loop device attached again) and the boot's ID (counters
  * start again at a reboot). A loop device's file can be written without its device, so its size
  * and modification time count too. What bypasses the block layer altogether (SCSI or NVMe
@@ -22,7 +22,7 @@ import java.util.Optional;
  *
  * @param boot the boot ID ({@code /proc/sys/kernel/random/boot_id})
  * @param diskseq the disk's sequence number, 0 where the kernel has none (before 5.15)
- * @param written write requests and sectors, discard requests and sectors, as {@code stat} counts them
+ * @param written sectors written and sectors discarded, as {@code stat} counts them
  * @param backing for a loop device its file's size and modification time in nanoseconds, else empty
  */
 public record DiskWrites(String boot, long diskseq, String written, String backing) {
@@ -70,8 +70,10 @@ public record DiskWrites(String boot, long diskseq, String written, String backi
                 if (stat.length < 7) {
                     return Optional.empty();
                 }
-                // Fields 5 and 7 (1-based): writes completed, sectors written; 12 and 14: discards, sectors.
-                String written = stat[4] + "," + stat[6] + (stat.length >= 14 ? "," + stat[11] + "," + stat[13] : "");
+                // Sectors written (field 7, 1-based) and discarded (field 14), not the requests: a flush
+                // (an fsync of the device, as every stage makes before it probes) counts as a write
+                // request of no sectors, and must not look like data written.
+                String written = stat[6] + (stat.length >= 14 ? "," + stat[13] : "");
                 long diskseq = 0;
                 Path seq = dir.resolve("diskseq");
                 if (Files.exists(seq)) {

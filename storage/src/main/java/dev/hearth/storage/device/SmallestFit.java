@@ -10,8 +10,8 @@ import java.util.List;
  * Which free disks a request may have, best first. A device pool's volume is a whole disk, so its
  * size is the disk's: a disk fits when it holds {@code required_bytes} and, if a limit is given,
  * is no larger than {@code limit_bytes}. The smallest that fits comes first (the large ones stay
- * for the requests that need them); among equal sizes, the one the kernel names first, so the
- * choice is the same every time the same disks are free.
+ * for the requests that need them); among equal sizes, the lowest device number (loop5 before
+ * loop10), so the choice is the same every time the same disks are free.
  */
 final class SmallestFit {
 
@@ -28,7 +28,8 @@ final class SmallestFit {
      */
     static List<FreeDisks.Free> order(List<FreeDisks.Free> free, CapacityRange range, String pool) {
         List<FreeDisks.Free> large = free.stream().filter(f -> f.size() >= range.requiredBytes())
-                .sorted(Comparator.comparingLong(FreeDisks.Free::size).thenComparing(f -> f.disk().name()))
+                .sorted(Comparator.comparingLong(FreeDisks.Free::size).thenComparingInt((FreeDisks.Free f) -> f.disk().major())
+                        .thenComparingInt(f -> f.disk().minor()))
                 .toList();
         if (large.isEmpty()) {
             throw new StorageException.Exhausted("pool '" + pool + "' has no free disk of "

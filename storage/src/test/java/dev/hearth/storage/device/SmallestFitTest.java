@@ -17,7 +17,11 @@ class SmallestFitTest {
     private static final long GIB = 1L << 30;
 
     private static FreeDisks.Free disk(String name, long size) {
-        Disk disk = new Disk(name, Path.of("/dev", name), 259, name.hashCode() & 0xff, size, 512, 4096, false, false,
+        return disk(name, name.hashCode() & 0xff, size);
+    }
+
+    private static FreeDisks.Free disk(String name, int minor, long size) {
+        Disk disk = new Disk(name, Path.of("/dev", name), 259, minor, size, 512, 4096, false, false,
                 false, "", "model", "serial-" + name, "", List.of(), Optional.empty(), List.of(), List.of(), List.of(),
                 false);
         return new FreeDisks.Free(disk, DiskIdentity.of(disk).orElseThrow(), Empty.SAMPLED, Optional.empty());
@@ -28,14 +32,14 @@ class SmallestFitTest {
     }
 
     @Test
-    void theSmallestDiskThatHoldsTheRequestComesFirstAndEqualSizesGoByName() {
-        List<FreeDisks.Free> free = List.of(disk("nvme3n1", 4 * GIB), disk("nvme1n1", 1 * GIB),
-                disk("nvme2n1", 2 * GIB), disk("nvme0n1", 2 * GIB));
+    void theSmallestDiskThatHoldsTheRequestComesFirstAndEqualSizesGoByDeviceNumber() {
+        List<FreeDisks.Free> free = List.of(disk("loop12", 12, 4 * GIB), disk("loop1", 1, 1 * GIB),
+                disk("loop10", 10, 2 * GIB), disk("loop5", 5, 2 * GIB));
 
         assertThat(names(SmallestFit.order(free, new CapacityRange(2 * GIB - 1, 0), "p")))
-                .containsExactly("nvme0n1", "nvme2n1", "nvme3n1");
+                .containsExactly("loop5", "loop10", "loop12");
         assertThat(names(SmallestFit.order(free, CapacityRange.ANY, "p")))
-                .containsExactly("nvme1n1", "nvme0n1", "nvme2n1", "nvme3n1");
+                .containsExactly("loop1", "loop5", "loop10", "loop12");
     }
 
     @Test
