@@ -5,6 +5,8 @@ import dev.hearth.linux.DiskScan;
 import dev.hearth.linux.Errno;
 import dev.hearth.linux.ExclusiveDevice;
 import dev.hearth.linux.LinuxException;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.Emptiness;
@@ -27,6 +29,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -309,11 +312,47 @@ public final class DevicePool implements Pool {
                     + ": " + changed.problem() + ". Restore the disk, or remove " + records.directory().resolve(
                             id.toString()) + " and the claim in " + claims.directory() + " by hand");
             case Located.Found(Disk disk) -> {
+                List<String> uses = rawBlockUses(disk);
+                if (!uses.isEmpty()) {
+                    throw new StorageException.Precondition("volume " + id + " is in use on this node as a raw block "
+                            + "device (" + String.join("; ", uses) + "); unpublish and unstage it before deleting");
+                }
                 wipe(record, disk);
                 giveBack(claim);
                 records.delete(id);
             }
         }
+    }
+
+    /**
+     * What uses the disk without the kernel's exclusive claim, which the wipe's exclusive open would
+     * not see: its device node bound somewhere (a raw block stage or publish), or a loop device
+     * reading it (a read-only view of a read-only publish).
+     */
+    private List<String> rawBlockUses(Disk disk) {
+        List<String> uses = new ArrayList<>();
+        for (Disk other : disks()) {
+            if (other.backingFile().filter(disk.path()::equals).isPresent()) {
+                uses.add(other.path() + " reads it");
+            }
+        }
+        try {
+            List<MountEntry> table = MountInfo.read();
+            Optional<MountEntry> devices = MountInfo.containing(table, disk.path());
+            if (devices.isPresent()) {
+                String relative = devices.get().mountPoint().relativize(disk.path()).toString();
+                String root = devices.get().root().equals("/") ? "/" + relative : devices.get().root() + "/" + relative;
+                for (MountEntry entry : table) {
+                    if (entry.major() == devices.get().major() && entry.minor() == devices.get().minor()
+                            && entry.root().equals(root)) {
+                        uses.add("bound at " + entry.mountPoint());
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the mount table: " + e.getMessage(), e);
+        }
+        return uses;
     }
 
     private void wipe(VolumeRecord record, Disk disk) {

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.hearth.linux.ExclusiveDevice;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
@@ -167,6 +168,26 @@ class DevicePoolIT {
         assertThat(pool.attach(volume.id()).device()).isEqualTo(held.path());
         assertThat(Files.readString(target.resolve("data"))).isEqualTo("someone's");
         assertThatThrownBy(() -> create(pool, "pvc-2", 0)).isInstanceOf(StorageException.Exhausted.class);
+    }
+
+    @Test
+    void aVolumeStillBoundAsARawBlockDeviceIsNotWipedUnderItsUser() throws Exception {
+        LoopDevice disk = loops.disk("disk", 48 * MIB);
+        DevicePool pool = loops.pool(List.of(disk));
+        Volume volume = create(pool, "pvc-1", 0);
+        Path target = Files.createFile(dir.resolve("block-target"));
+        Mounts.bind(pool.attach(volume.id()).device(), target, false); // what a block publish does
+        cleanup.add(() -> ScratchFilesystem.unmountIfMounted(target));
+        Scratch.writeAt(target, 0, "in use".getBytes(StandardCharsets.UTF_8));
+
+        assertThatThrownBy(() -> pool.delete(volume.id())).isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("bound at " + target);
+        assertThat(Scratch.readAt(disk.path(), 0, 6)).isEqualTo("in use".getBytes(StandardCharsets.UTF_8));
+        assertThat(pool.find(volume.id())).isPresent();
+
+        Mounts.unmount(target);
+        pool.delete(volume.id());
+        assertThat(firstNonZero(disk.path())).isEqualTo(-1);
     }
 
     @Test
