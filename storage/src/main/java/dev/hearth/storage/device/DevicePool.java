@@ -2,11 +2,6 @@ package dev.hearth.storage.device;
 
 import dev.hearth.linux.Disk;
 import dev.hearth.linux.DiskScan;
-import dev.hearth.linux.Errno;
-import dev.hearth.linux.ExclusiveDevice;
-import dev.hearth.linux.LinuxException;
-import dev.hearth.linux.MountEntry;
-import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.Emptiness;
@@ -19,23 +14,18 @@ import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.device.VolumeRecord.Empty;
-import dev.hearth.storage.probe.ProbeResult;
-import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A pool whose volumes are whole disks of the node, one disk per volume, for workloads that want a
@@ -77,9 +67,7 @@ public final class DevicePool implements Pool {
     private final VolumeRecords records;
     private final ZeroedDisks zeroed;
     private final FreeDisks free;
-    private final DiskWiper wiper;
-    /** Volumes whose disk is being wiped now: a second delete of one is told to come back. */
-    private final Set<VolumeId> wiping = ConcurrentHashMap.newKeySet();
+    private final DiskRelease release;
 
     private DevicePool(DevicePoolConfig config, DiskScan scan, DiskWrites.Reader writes, Path sysBlock) {
         this.config = config;
@@ -89,7 +77,7 @@ public final class DevicePool implements Pool {
         this.records = new VolumeRecords(config.stateDirectory().resolve("volumes"));
         this.zeroed = new ZeroedDisks(config.stateDirectory().resolve("zeroed"));
         this.free = new FreeDisks(config, claims, zeroed, writes);
-        this.wiper = new DiskWiper(sysBlock);
+        this.release = new DiskRelease(config, claims, records, zeroed, writes, new DiskWiper(sysBlock), this::disks);
     }
 
     public static DevicePool open(DevicePoolConfig config) throws IOException {
@@ -201,7 +189,7 @@ public final class DevicePool implements Pool {
             if (changed.isPresent()) {
                 LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': not taking " + candidate.disk().path()
                         + " for volume " + id + ": " + changed.get());
-                giveBack(mine);
+                release.giveBack(mine);
                 return Optional.empty();
             }
             Volume volume = new Volume(id, request.name(), candidate.size(), parameters, Optional.empty(),
@@ -280,137 +268,7 @@ public final class DevicePool implements Pool {
             giveBackClaimsOf(id); // a create cut short between claim and record, never retried
             return;
         }
-        if (!wiping.add(id)) {
-            throw new StorageException.Busy("the disk of volume " + id + " is being wiped; retry once that is done");
-        }
-        try {
-            release(record.get());
-        } finally {
-            wiping.remove(id);
-        }
-    }
-
-    /** The delete itself, from wherever a crash may have left it; see the class comment for the order. */
-    private void release(VolumeRecord record) {
-        VolumeId id = record.volume().id();
-        DiskClaims.Claim claim = claimOf(record).orElse(null);
-        if (claim == null) {
-            // Not (or no longer) this volume's disk: the claim went back before a crash, and the disk may
-            // be another volume's by now. Its record goes; the disk is not touched.
-            records.delete(id);
-            return;
-        }
-        switch (Located.find(record.disk(), disks())) {
-            case Located.Missing missing -> {
-                LOG.log(System.Logger.Level.WARNING, "pool '" + name() + "': deleting volume " + id + " without "
-                        + "wiping its disk: " + missing.problem() + "; if it comes back it is checked like any "
-                        + "other disk, and its data keeps it from being offered");
-                giveBack(claim);
-                records.delete(id);
-            }
-            case Located.Changed changed -> throw new StorageException.Precondition("not deleting volume " + id
-                    + ": " + changed.problem() + ". Restore the disk, or remove " + records.directory().resolve(
-                            id.toString()) + " and the claim in " + claims.directory() + " by hand");
-            case Located.Found(Disk disk) -> {
-                List<String> uses = rawBlockUses(disk);
-                if (!uses.isEmpty()) {
-                    throw new StorageException.Precondition("volume " + id + " is in use on this node as a raw block "
-                            + "device (" + String.join("; ", uses) + "); unpublish and unstage it before deleting");
-                }
-                wipe(record, disk);
-                giveBack(claim);
-                records.delete(id);
-            }
-        }
-    }
-
-    /**
-     * What uses the disk without the kernel's exclusive claim, which the wipe's exclusive open would
-     * not see: its device node bound somewhere (a raw block stage or publish), or a loop device
-     * reading it (a read-only view of a read-only publish).
-     */
-    private List<String> rawBlockUses(Disk disk) {
-        List<String> uses = new ArrayList<>();
-        for (Disk other : disks()) {
-            if (other.backingFile().filter(disk.path()::equals).isPresent()) {
-                uses.add(other.path() + " reads it");
-            }
-        }
-        try {
-            List<MountEntry> table = MountInfo.read();
-            Optional<MountEntry> devices = MountInfo.containing(table, disk.path());
-            if (devices.isPresent()) {
-                String relative = devices.get().mountPoint().relativize(disk.path()).toString();
-                String root = devices.get().root().equals("/") ? "/" + relative : devices.get().root() + "/" + relative;
-                for (MountEntry entry : table) {
-                    if (entry.major() == devices.get().major() && entry.minor() == devices.get().minor()
-                            && entry.root().equals(root)) {
-                        uses.add("bound at " + entry.mountPoint());
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading the mount table: " + e.getMessage(), e);
-        }
-        return uses;
-    }
-
-    private void wipe(VolumeRecord record, Disk disk) {
-        VolumeId id = record.volume().id();
-        DiskWiper.Result result;
-        try (ExclusiveDevice device = ExclusiveDevice.open(disk.path(), disk.major(), disk.minor())) {
-            if (device.size() != record.disk().sizeBytes()) {
-                throw new StorageException.Precondition("not wiping " + disk.path() + " for volume " + id + ": it has "
-                        + device.size() + " bytes, not the " + record.disk().sizeBytes() + " of the volume's disk");
-            }
-            if (!record.releasing()) {
-                records.write(record.releasingNow());
-            }
-            long started = System.nanoTime();
-            result = wiper.wipe(device, disk, config.wipe());
-            LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': disk " + disk.path() + " of volume " + id + " "
-                    + result.how() + " in " + (System.nanoTime() - started) / 1_000_000 + " ms");
-        } catch (LinuxException e) {
-            if (e.is(Errno.EBUSY)) {
-                throw new StorageException.Precondition("volume " + id + " is in use on this node: its disk "
-                        + disk.path() + " is mounted, held or open exclusively (" + String.join("; ", disk.uses())
-                        + "); unstage it before deleting");
-            }
-            throw new StorageException.Failed("wiping disk " + disk.path() + " of volume " + id + ": "
-                    + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new StorageException.Failed("wiping disk " + disk.path() + " of volume " + id + ": "
-                    + e.getMessage(), e);
-        }
-        verifyWiped(id, disk, result);
-    }
-
-    /** Reads the wiped disk back (the sampled check) and, if it is zeros, records it so for the next volume. */
-    private void verifyWiped(VolumeId id, Disk disk, DiskWiper.Result result) {
-        ProbeResult after;
-        try (FileChannel channel = FileChannel.open(disk.path(), StandardOpenOption.READ)) {
-            after = SignatureProbe.probe(channel, disk.sizeBytes(), result.zeroed() ? ZeroCheck.SAMPLED : ZeroCheck.EDGES,
-                    _ -> {});
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading back disk " + disk.path() + " of volume " + id + " after "
-                    + "wiping it: " + e.getMessage(), e);
-        }
-        if (after instanceof ProbeResult.Signed || (result.zeroed() && !after.isEmpty())) {
-            throw new StorageException.Failed("disk " + disk.path() + " of volume " + id + " was " + result.how()
-                    + ", but reading it back finds: " + after.describe() + "; it is kept from other volumes");
-        }
-        if (result.zeroed()) {
-            Optional<DiskWrites> counts = writes.of(disk);
-            try {
-                if (counts.isPresent()) {
-                    zeroed.mark(DiskIdentity.of(disk).orElseThrow(), counts.get(), result.how());
-                }
-            } catch (IOException e) {
-                // Only a shortcut is lost: the disk is checked like any other before it is offered again.
-                LOG.log(System.Logger.Level.WARNING, "could not record that " + disk.path() + " was zeroed: "
-                        + e.getMessage());
-            }
-        }
+        release.delete(record.get());
     }
 
     // ---- on the node
@@ -535,14 +393,12 @@ public final class DevicePool implements Pool {
 
     private void recover() throws IOException {
         List<VolumeRecord> all = records.all(name());
-        Set<String> recorded = ConcurrentHashMap.newKeySet();
+        Set<String> recorded = new HashSet<>();
         for (VolumeRecord record : all) {
             recorded.add(record.volume().id().toString());
             VolumeId id = record.volume().id();
             if (record.releasing()) {
-                if (wiping.add(id)) {
-                    Thread.ofVirtual().name("hearth-release-" + id).start(() -> finishRelease(record));
-                }
+                release.resume(record);
                 continue;
             }
             Optional<DiskClaims.Claim> claim = claims.of(record.disk());
@@ -563,20 +419,6 @@ public final class DevicePool implements Pool {
         }
     }
 
-    private void finishRelease(VolumeRecord record) {
-        VolumeId id = record.volume().id();
-        try {
-            LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': finishing the delete of volume " + id
-                    + " that a restart cut short (wiping its disk " + record.disk() + ")");
-            release(record);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "pool '" + name() + "': the delete of volume " + id + " is not done: "
-                    + e.getMessage() + "; its disk stays claimed until a retried DeleteVolume finishes it");
-        } finally {
-            wiping.remove(id);
-        }
-    }
-
     // ---- internals
 
     /** The volume's record, if it is a volume (not one being deleted). */
@@ -585,15 +427,6 @@ public final class DevicePool implements Pool {
             return Optional.empty();
         }
         return records.read(id).filter(r -> !r.releasing());
-    }
-
-    private Optional<DiskClaims.Claim> claimOf(VolumeRecord record) {
-        try {
-            return claims.of(record.disk()).filter(c -> c.pool().equals(name())
-                    && c.holder().equals(record.volume().id().toString()));
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading the claim on " + record.disk() + ": " + e.getMessage(), e);
-        }
     }
 
     /** Gives back every claim this pool holds for {@code id}: a volume that has no record holds no disk. */
@@ -609,14 +442,6 @@ public final class DevicePool implements Pool {
         } catch (IOException e) {
             throw new StorageException.Failed("reading the disk claims in " + claims.directory() + ": "
                     + e.getMessage(), e);
-        }
-    }
-
-    private void giveBack(DiskClaims.Claim claim) {
-        try {
-            claims.release(claim);
-        } catch (IOException e) {
-            throw new StorageException.Failed("giving back disk " + claim.disk() + ": " + e.getMessage(), e);
         }
     }
 
