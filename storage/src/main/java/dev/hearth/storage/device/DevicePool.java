@@ -193,7 +193,7 @@ public final class DevicePool implements Pool {
                 return Optional.empty();
             }
             Volume volume = new Volume(id, request.name(), candidate.size(), parameters, Optional.empty(),
-                    mine.since());
+                    mine.since(), request.claim());
             VolumeRecord record = new VolumeRecord(volume, candidate.identity(), false, false, candidate.empty(),
                     candidate.writes());
             records.write(record);

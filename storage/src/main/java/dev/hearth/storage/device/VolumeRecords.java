@@ -1,6 +1,7 @@
 package dev.hearth.storage.device;
 
 import dev.hearth.storage.AtomicFiles;
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
@@ -28,6 +29,7 @@ import java.util.TreeMap;
  * format=1
  * id=nvme-k5x…            name=pvc-…           size=1000204886016     created=2026-11-30T…Z
  * param.&lt;key&gt;=…           (the pool's normalized StorageClass parameters; none today)
+ * claim.namespace=…  claim.name=…  claim.pv=…     (the PVC and PV, when the provisioner named them)
  * disk.source=wwn          disk.value=eui.0025…  disk.size=1000204886016
  * state=ready|releasing    handed-out=false|true
  * empty=sampled|full|zeroed                      empty.writes=&lt;boot&gt;/&lt;diskseq&gt;/&lt;counts&gt;/&lt;loop file&gt;
@@ -120,6 +122,11 @@ final class VolumeRecords {
         props.setProperty("size", Long.toString(volume.sizeBytes()));
         props.setProperty("created", volume.createdAt().toString());
         volume.parameters().forEach((k, v) -> props.setProperty(PARAM + k, v));
+        volume.claim().ifPresent(claim -> {
+            props.setProperty("claim.namespace", claim.namespace());
+            props.setProperty("claim.name", claim.name());
+            props.setProperty("claim.pv", claim.pvName());
+        });
         props.setProperty("disk.source", record.disk().source());
         props.setProperty("disk.value", record.disk().value());
         props.setProperty("disk.size", Long.toString(record.disk().sizeBytes()));
@@ -150,7 +157,7 @@ final class VolumeRecords {
             }
         }
         Volume volume = new Volume(id, required(props, "name"), Long.parseLong(required(props, "size")), parameters,
-                Optional.empty(), Instant.parse(required(props, "created")));
+                Optional.empty(), Instant.parse(required(props, "created")), claim(props));
         DiskIdentity disk = new DiskIdentity(required(props, "disk.source"), required(props, "disk.value"),
                 Long.parseLong(required(props, "disk.size")));
         String state = required(props, "state");
@@ -161,6 +168,20 @@ final class VolumeRecords {
                 // Anything but a plain "false" counts as handed out: a doubt must never let a disk be formatted.
                 !"false".equals(required(props, "handed-out")), VolumeRecord.Empty.parse(required(props, "empty")),
                 DiskWrites.parse(props.getProperty("empty.writes")));
+    }
+
+    /** The PVC a record names; none if it names none, or one Kubernetes could not have made (a label only). */
+    private static Optional<Claim> claim(Properties props) {
+        String namespace = props.getProperty("claim.namespace");
+        String name = props.getProperty("claim.name");
+        if (namespace == null || name == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new Claim(namespace, name, props.getProperty("claim.pv", "")));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
     }
 
     private static String required(Properties props, String key) throws IOException {

@@ -17,9 +17,12 @@ import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.storage.CapacityRange;
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
+import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.device.DevicePoolConfig.Wipe;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.io.IOException;
@@ -35,6 +38,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -231,7 +235,8 @@ class DevicePoolIT {
         LoopDevice disk = loops.disk("disk", 48 * MIB);
         LoopDevice other = loops.disk("other", 64 * MIB);
         DevicePool pool = loops.pool(List.of(disk, other));
-        Volume volume = create(pool, "pvc-1", 0);
+        Volume volume = pool.create(new VolumeRequest("pvc-1", CapacityRange.ANY, Map.of(), Optional.empty(),
+                Optional.of(new Claim("db", "data-db-0", "pvc-0f3a"))));
         byte[] data = "the tenant's bytes".getBytes(StandardCharsets.UTF_8);
         Scratch.writeAt(disk.path(), 5 * MIB, data);
         pool.close();
@@ -246,6 +251,7 @@ class DevicePoolIT {
         DevicePool restarted = loops.pool(List.of(moved, other));
 
         assertThat(restarted.find(volume.id())).contains(volume);
+        assertThat(volume.claim()).contains(new Claim("db", "data-db-0", "pvc-0f3a"));
         assertThat(restarted.attach(volume.id()).device()).isEqualTo(moved.path());
         assertThat(restarted.attachedDevice(volume.id())).contains(moved.path());
         assertThat(restarted.condition(volume.id()).abnormal()).isFalse();

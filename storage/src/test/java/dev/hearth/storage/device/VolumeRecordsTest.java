@@ -3,6 +3,7 @@ package dev.hearth.storage.device;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
@@ -27,7 +28,7 @@ class VolumeRecordsTest {
 
     private static VolumeRecord record() {
         Volume volume = new Volume(ID, "pvc-1", DISK.sizeBytes(), Map.of(), Optional.empty(),
-                Instant.parse("2026-11-30T10:00:00.123Z"));
+                Instant.parse("2026-11-30T10:00:00.123Z"), Optional.of(new Claim("db", "data-db-0", "pvc-1")));
         return new VolumeRecord(volume, DISK, false, false, Empty.ZEROED, Optional.of(WRITES));
     }
 
@@ -47,6 +48,18 @@ class VolumeRecordsTest {
         records.delete(ID);
         assertThat(records.read(ID)).isEmpty();
         assertThat(records.all("nvme")).isEmpty();
+    }
+
+    @Test
+    void aRecordWithoutAClaimReadsAsAVolumeOfNoClaim() throws Exception {
+        VolumeRecords records = new VolumeRecords(dir);
+        String text = VolumeRecords.encode(record()).lines().filter(l -> !l.startsWith("claim."))
+                .reduce("", (a, b) -> a + b + "\n");
+        Files.writeString(dir.resolve(ID.toString()), text);
+
+        assertThat(records.read(ID).orElseThrow().volume().claim()).isEmpty();
+        assertThat(VolumeRecords.encode(record())).contains("claim.namespace=db", "claim.name=data-db-0",
+                "claim.pv=pvc-1");
     }
 
     @Test
