@@ -11,8 +11,9 @@ import java.util.Set;
  * parts ({@link #snapshots()}, {@link #expansion()}, {@link #clones()}) a kind has or has not.
  * Every operation is idempotent, and everything a pool knows it reads back from the node (files,
  * LV tags), never from memory.
- * Kinds: {@code file} ({@link dev.hearth.storage.file.FilePool}); lvm and device follow. (Not
- * sealed: the kinds live in their own packages, and sealing across packages needs a named module.)
+ * Kinds: {@code file} ({@link dev.hearth.storage.file.FilePool}), {@code lvm}
+ * ({@link dev.hearth.storage.lvm.LvmPool}) and {@code device} ({@link dev.hearth.storage.device.DevicePool}).
+ * (Not sealed: the kinds live in their own packages, and sealing across packages needs a named module.)
  */
 public interface Pool extends AutoCloseable {
 

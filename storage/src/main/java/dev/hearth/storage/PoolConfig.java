@@ -1,13 +1,13 @@
 package dev.hearth.storage;
 
 /**
- * How one pool is set up on this node, whatever its kind: {@link dev.hearth.storage.file.FilePoolConfig}
- * or {@link dev.hearth.storage.lvm.LvmPoolConfig}.
+ * How one pool is set up on this node, whatever its kind: {@link dev.hearth.storage.file.FilePoolConfig},
+ * {@link dev.hearth.storage.lvm.LvmPoolConfig} or {@link dev.hearth.storage.device.DevicePoolConfig}.
  */
 public interface PoolConfig {
 
     String name();
 
-    /** "file", "lvm". */
+    /** "file", "lvm", "device". */
     String kind();
 }
