@@ -65,7 +65,7 @@ public final class DevicePool implements Pool {
     private final DiskWrites.Reader writes;
     private final DiskClaims claims;
     private final VolumeRecords records;
-    private final ZeroedDisks zeroed;
+    private final ProvenDisks proven;
     private final FreeDisks free;
     private final DiskRelease release;
 
@@ -75,9 +75,9 @@ public final class DevicePool implements Pool {
         this.writes = writes;
         this.claims = new DiskClaims(config.claimsDirectory());
         this.records = new VolumeRecords(config.stateDirectory().resolve("volumes"));
-        this.zeroed = new ZeroedDisks(config.stateDirectory().resolve("zeroed"));
-        this.free = new FreeDisks(config, claims, zeroed, writes);
-        this.release = new DiskRelease(config, claims, records, zeroed, writes, new DiskWiper(sysBlock), this::disks);
+        this.proven = new ProvenDisks(config.stateDirectory().resolve("proven"));
+        this.free = new FreeDisks(config, claims, proven, writes);
+        this.release = new DiskRelease(config, claims, records, proven, writes, new DiskWiper(sysBlock), this::disks);
     }
 
     public static DevicePool open(DevicePoolConfig config) throws IOException {
@@ -198,9 +198,9 @@ public final class DevicePool implements Pool {
                     candidate.writes());
             records.write(record);
             try {
-                zeroed.clear(candidate.identity()); // the proof lives in the record now
+                proven.clear(candidate.identity()); // the proof lives in the record now
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.WARNING, "could not clear the zeroed mark of " + candidate.identity()
+                LOG.log(System.Logger.Level.WARNING, "could not clear the proven-empty mark of " + candidate.identity()
                         + ": " + e.getMessage());
             }
             return Optional.of(record);

@@ -34,19 +34,19 @@ final class DiskRelease {
     private final DevicePoolConfig config;
     private final DiskClaims claims;
     private final VolumeRecords records;
-    private final ZeroedDisks zeroed;
+    private final ProvenDisks proven;
     private final DiskWrites.Reader writes;
     private final DiskWiper wiper;
     private final Supplier<List<Disk>> disks;
     /** Volumes whose disk is being wiped now: a second delete of one is told to come back. */
     private final Set<VolumeId> wiping = ConcurrentHashMap.newKeySet();
 
-    DiskRelease(DevicePoolConfig config, DiskClaims claims, VolumeRecords records, ZeroedDisks zeroed,
+    DiskRelease(DevicePoolConfig config, DiskClaims claims, VolumeRecords records, ProvenDisks proven,
             DiskWrites.Reader writes, DiskWiper wiper, Supplier<List<Disk>> disks) {
         this.config = config;
         this.claims = claims;
         this.records = records;
-        this.zeroed = zeroed;
+        this.proven = proven;
         this.writes = writes;
         this.wiper = wiper;
         this.disks = disks;
@@ -186,7 +186,7 @@ final class DiskRelease {
             Optional<DiskWrites> counts = writes.of(disk);
             try {
                 if (counts.isPresent()) {
-                    zeroed.mark(DiskIdentity.of(disk).orElseThrow(), counts.get(), result.how());
+                    proven.mark(DiskIdentity.of(disk).orElseThrow(), counts.get(), VolumeRecord.Empty.ZEROED, result.how());
                 }
             } catch (IOException e) {
                 // Only a shortcut is lost: the disk is checked like any other before it is offered again.

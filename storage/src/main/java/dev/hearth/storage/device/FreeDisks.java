@@ -24,8 +24,9 @@ import java.util.concurrent.Executors;
  * mounted a moment ago stops counting at once.
  *
  * <p>Under {@code check=full}, a disk is read whole in the background (one disk at a time, progress
- * logged about every tenth): until that is done it is not offered. A disk the pool zeroed itself
- * and nothing wrote since is offered without reading it at all.
+ * logged about every tenth): until that is done it is not offered, and once it is, the pool
+ * remembers it ({@link ProvenDisks}) across restarts of the driver. A disk the pool zeroed itself,
+ * or read whole, and that nothing wrote since is offered without reading it at all.
  */
 final class FreeDisks implements AutoCloseable {
 
@@ -43,7 +44,7 @@ final class FreeDisks implements AutoCloseable {
 
     private final DevicePoolConfig config;
     private final DiskClaims claims;
-    private final ZeroedDisks zeroed;
+    private final ProvenDisks proven;
     private final DiskWrites.Reader writes;
     private final Map<DiskIdentity, Checked> checked = new ConcurrentHashMap<>();
     private final Set<DiskIdentity> checking = ConcurrentHashMap.newKeySet();
@@ -52,10 +53,10 @@ final class FreeDisks implements AutoCloseable {
     private final ExecutorService fullChecks = Executors.newSingleThreadExecutor(
             Thread.ofVirtual().name("hearth-full-check").factory());
 
-    FreeDisks(DevicePoolConfig config, DiskClaims claims, ZeroedDisks zeroed, DiskWrites.Reader writes) {
+    FreeDisks(DevicePoolConfig config, DiskClaims claims, ProvenDisks proven, DiskWrites.Reader writes) {
         this.config = config;
         this.claims = claims;
-        this.zeroed = zeroed;
+        this.proven = proven;
         this.writes = writes;
     }
 
@@ -92,9 +93,10 @@ final class FreeDisks implements AutoCloseable {
         }
         DiskIdentity id = identity.orElseThrow();
         Optional<DiskWrites> now = writes.of(disk);
-        if (zeroed.zeroed(id, now)) {
+        Optional<Empty> known = proven.proven(id, now);
+        if (known.isPresent()) {
             note(disk, DiskVerdict.ELIGIBLE);
-            return Optional.of(new Free(disk, id, Empty.ZEROED, now));
+            return Optional.of(new Free(disk, id, known.get(), now));
         }
         Optional<DiskVerdict> contents = contents(disk, id, now);
         if (contents.isEmpty()) {
@@ -141,6 +143,9 @@ final class FreeDisks implements AutoCloseable {
                         }
                     });
                     checked.put(identity, new Checked(before.get(), verdict));
+                    if (verdict.eligible()) {
+                        remember(identity, before.get());
+                    }
                     LOG.log(System.Logger.Level.INFO, "pool '" + config.name() + "': full check of " + disk.path()
                             + ": " + verdict.reason());
                 } finally {
@@ -152,9 +157,14 @@ final class FreeDisks implements AutoCloseable {
         }
     }
 
-    /** Whether the last full check of the disk is still running. */
-    boolean checking(DiskIdentity identity) {
-        return checking.contains(identity);
+    private void remember(DiskIdentity identity, DiskWrites writes) {
+        try {
+            proven.mark(identity, writes, Empty.FULL, "every byte read (check=full)");
+        } catch (IOException e) {
+            // Only a shortcut is lost: the disk is read whole again after a restart.
+            LOG.log(System.Logger.Level.WARNING, "could not record that " + identity + " was read whole: "
+                    + e.getMessage());
+        }
     }
 
     /** Logs a disk's verdict when it changes (a disk refused, taken, or offered again). */

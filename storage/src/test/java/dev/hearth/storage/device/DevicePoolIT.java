@@ -333,13 +333,17 @@ class DevicePoolIT {
         long read = sectorsRead(clean) + sectorsRead(hidden);
         assertThat(pool.capacity().availableBytes()).isEqualTo(64 * MIB);
         assertThat(sectorsRead(clean) + sectorsRead(hidden)).as("a second GetCapacity reads no disk").isEqualTo(read);
-        Volume volume = create(pool, "pvc-1", 0);
+        pool.close();
+        long readClean = sectorsRead(clean);
+        DevicePool restarted = loops.pool(Wipe.ZERO, ZeroCheck.FULL, List.of(hidden, clean));
+        assertThat(restarted.capacity().availableBytes()).as("remembered across a restart").isEqualTo(64 * MIB);
+        Volume volume = create(restarted, "pvc-1", 0);
 
-        assertThat(pool.attach(volume.id()).device()).isEqualTo(clean.path());
-        assertThat(pool.emptiness(volume.id())).isEqualTo(Emptiness.PROVEN);
-        assertThat(sectorsRead(clean) + sectorsRead(hidden)).as("proven by the check it was offered on")
-                .isEqualTo(read);
-        assertThatThrownBy(() -> create(pool, "pvc-2", 0)).isInstanceOf(StorageException.Exhausted.class);
+        assertThat(restarted.attach(volume.id()).device()).isEqualTo(clean.path());
+        assertThat(restarted.emptiness(volume.id())).isEqualTo(Emptiness.PROVEN);
+        assertThat(sectorsRead(clean)).as("proven by the check it was offered on, before the restart")
+                .isEqualTo(readClean);
+        assertThatThrownBy(() -> create(restarted, "pvc-2", 0)).isInstanceOf(StorageException.Exhausted.class);
     }
 
     // ---- helpers
