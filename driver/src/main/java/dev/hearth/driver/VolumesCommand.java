@@ -8,6 +8,8 @@ import dev.hearth.driver.server.LogFormat;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.file.FilePool;
+import dev.hearth.storage.device.DevicePool;
+import dev.hearth.storage.device.DevicePoolConfig;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.lvm.LvmPool;
 import dev.hearth.storage.lvm.LvmPoolConfig;
@@ -150,6 +152,7 @@ final class VolumesCommand implements Callable<Integer> {
         return switch (config) {
             case FilePoolConfig file -> FilePool.openReadOnly(file);
             case LvmPoolConfig lvm -> LvmPool.openReadOnly(lvm);
+            case DevicePoolConfig device -> DevicePool.openReadOnly(device);
             default -> throw new IllegalArgumentException("no read-only opening for pool kind " + config.kind());
         };
     }

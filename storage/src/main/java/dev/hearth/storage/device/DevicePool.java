@@ -5,6 +5,7 @@ import dev.hearth.linux.DiskScan;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.Emptiness;
+import dev.hearth.storage.Orphan;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.Quoted;
@@ -17,6 +18,7 @@ import dev.hearth.storage.device.VolumeRecord.Empty;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -68,15 +70,18 @@ public final class DevicePool implements Pool {
     private final ProvenDisks proven;
     private final FreeDisks free;
     private final DiskRelease release;
+    private final boolean readOnly;
 
-    private DevicePool(DevicePoolConfig config, DiskScan scan, DiskWrites.Reader writes, Path sysBlock) {
+    private DevicePool(DevicePoolConfig config, DiskScan scan, DiskWrites.Reader writes, Path sysBlock,
+            boolean readOnly) {
         this.config = config;
+        this.readOnly = readOnly;
         this.scan = scan;
         this.writes = writes;
         this.claims = new DiskClaims(config.claimsDirectory());
         this.records = new VolumeRecords(config.stateDirectory().resolve("volumes"));
         this.proven = new ProvenDisks(config.stateDirectory().resolve("proven"));
-        this.free = new FreeDisks(config, claims, proven, writes);
+        this.free = new FreeDisks(config, claims, proven, writes, !readOnly);
         this.release = new DiskRelease(config, claims, records, proven, writes, new DiskWiper(sysBlock), this::disks);
     }
 
@@ -93,9 +98,31 @@ public final class DevicePool implements Pool {
             throws IOException {
         Files.createDirectories(config.stateDirectory());
         Files.createDirectories(config.claimsDirectory());
-        DevicePool pool = new DevicePool(config, scan, writes, sysBlock);
+        DevicePool pool = new DevicePool(config, scan, writes, sysBlock, false);
         pool.recover();
         return pool;
+    }
+
+    /**
+     * Opens the pool to look at it, beside a driver that may be serving it ({@code hearth volumes}):
+     * nothing is made, recovered or wiped, no disk is read whole in the background, and every
+     * change (create, delete, attach, a stage's record) is refused.
+     *
+     * @throws IOException if the pool's state directory does not exist (no driver has served it here)
+     */
+    public static DevicePool openReadOnly(DevicePoolConfig config) throws IOException {
+        if (!Files.isDirectory(config.stateDirectory())) {
+            throw new NoSuchFileException(config.stateDirectory().toString(), null, "no such directory");
+        }
+        return new DevicePool(config, new DiskScan(), new DiskWrites.Reader(), Path.of("/sys/block"), true);
+    }
+
+    /** Refuses a change to a pool opened read-only. */
+    private void requireWritable(String change) {
+        if (readOnly) {
+            throw new StorageException.Precondition("pool '" + name() + "' is open read-only here; it cannot "
+                    + change);
+        }
     }
 
     public DevicePoolConfig config() {
@@ -144,6 +171,7 @@ public final class DevicePool implements Pool {
 
     @Override
     public Volume create(VolumeRequest request) {
+        requireWritable("create volumes");
         VolumeId id = VolumeId.mint(name(), request.name());
         Map<String, String> parameters = validateParameters(request.parameters());
         Optional<VolumeRecord> existing = records.read(id);
@@ -263,6 +291,7 @@ public final class DevicePool implements Pool {
         if (!id.pool().equals(name())) {
             return;
         }
+        requireWritable("delete volumes");
         Optional<VolumeRecord> record = records.read(id);
         if (record.isEmpty()) {
             giveBackClaimsOf(id); // a create cut short between claim and record, never retried
@@ -276,6 +305,7 @@ public final class DevicePool implements Pool {
     /** The disk's device as the node names it now, found by identity (a scan of sysfs, a few ms). */
     @Override
     public Attachment attach(VolumeId id) {
+        requireWritable("stage volumes");
         VolumeRecord record = live(id).orElseThrow(() -> new StorageException.NotFound("volume " + id
                 + " does not exist in pool '" + name() + "'"));
         Located located = Located.find(record.disk(), disks());
@@ -294,6 +324,23 @@ public final class DevicePool implements Pool {
     /** A disk stays where it is; there is nothing to release. */
     @Override
     public void detach(VolumeId id) {}
+
+    /** The disk as the node names it now, by a stable link where udev made one; a loop device's file if it is gone. */
+    @Override
+    public Optional<Path> backing(VolumeId id) {
+        return live(id).flatMap(record -> switch (Located.find(record.disk(), disks())) {
+            case Located.Found(Disk disk) -> Optional.of(disk.links().stream()
+                    .filter(link -> link.startsWith("/dev/disk/by-id")).findFirst().orElse(disk.path()));
+            case Located.Changed(Disk disk, DiskIdentity recorded) -> Optional.of(disk.path());
+            case Located.Missing(DiskIdentity recorded) -> recorded.source().equals("loop")
+                    ? Optional.of(Path.of(recorded.value())) : Optional.empty();
+        });
+    }
+
+    @Override
+    public List<Orphan> orphans() {
+        return DeviceOrphans.of(name(), records, claims, disks());
+    }
 
     /**
      * Proven while the volume was never handed out and its disk is, by the record and its write
@@ -324,6 +371,9 @@ public final class DevicePool implements Pool {
 
     private Emptiness proveByReading(VolumeRecord record, Disk disk, Optional<DiskWrites> before) {
         VolumeId id = record.volume().id();
+        if (readOnly) {
+            return new Emptiness.Unknown("pool '" + name() + "' is open read-only here; it does not read disks whole");
+        }
         LOG.log(System.Logger.Level.INFO, "pool '" + name() + "': reading all of " + disk.path() + " ("
                 + Quantity.format(disk.sizeBytes()) + ") to prove volume " + id + " empty before its first format ("
                 + (record.empty().proof() ? "it may have been written since it was proven empty" : "it was taken "
@@ -344,6 +394,7 @@ public final class DevicePool implements Pool {
 
     @Override
     public void handedOut(VolumeId id) {
+        requireWritable("record a stage");
         live(id).filter(r -> !r.handedOut()).ifPresent(r -> records.write(r.handedOutNow()));
     }
 

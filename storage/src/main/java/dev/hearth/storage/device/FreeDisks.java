@@ -50,11 +50,15 @@ final class FreeDisks implements AutoCloseable {
     private final Set<DiskIdentity> checking = ConcurrentHashMap.newKeySet();
     /** The verdict last logged for each disk the selector takes, so a change is logged once. */
     private final Map<String, String> logged = new ConcurrentHashMap<>();
+    private final boolean background;
     private final ExecutorService fullChecks = Executors.newSingleThreadExecutor(
             Thread.ofVirtual().name("hearth-full-check").factory());
 
-    FreeDisks(DevicePoolConfig config, DiskClaims claims, ProvenDisks proven, DiskWrites.Reader writes) {
+    /** @param background whether a full check may read disks in the background (not for a pool opened read-only) */
+    FreeDisks(DevicePoolConfig config, DiskClaims claims, ProvenDisks proven, DiskWrites.Reader writes,
+            boolean background) {
         this.config = config;
+        this.background = background;
         this.claims = claims;
         this.proven = proven;
         this.writes = writes;
@@ -125,7 +129,7 @@ final class FreeDisks implements AutoCloseable {
     }
 
     private void startFullCheck(Disk disk, DiskIdentity identity, Optional<DiskWrites> before) {
-        if (before.isEmpty() || !checking.add(identity)) {
+        if (!background || before.isEmpty() || !checking.add(identity)) {
             return;
         }
         LOG.log(System.Logger.Level.INFO, "pool '" + config.name() + "': reading all of " + disk.path() + " ("

@@ -4,12 +4,19 @@ import static dev.hearth.storage.device.LoopDisks.MIB;
 import static dev.hearth.storage.device.LoopDisks.create;
 import static dev.hearth.storage.device.LoopDisks.identity;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.storage.Orphan;
+import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -134,6 +141,55 @@ class DevicePoolRecoveryTest {
                 .isEqualTo(volume.id().toString()));
         assertThat(reopened.condition(volume.id()).abnormal()).isFalse();
         assertThat(reopened.capacity().availableBytes()).isEqualTo(48 * MIB);
+    }
+
+    @Test
+    void eachStateACrashLeavesIsAnOrphanUntilThePoolRepairsIt() throws Exception {
+        LoopDevice third = loops.disk("third", 64 * MIB);
+        DevicePool pool = loops.pool(List.of(small, large, third));
+        Volume unclaimed = create(pool, "pvc-a", 0);
+        Volume deleting = create(pool, "pvc-b", 0);
+        claims.release(claims.of(identity(small)).orElseThrow());
+        records.write(records.read(deleting.id()).orElseThrow().releasingNow());
+        DiskClaims.Claim stray = claim(third, "pvc-c");
+        Files.writeString(records.directory().resolve(unclaimed.id() + ".tmp"), "half");
+
+        List<Orphan> orphans = pool.orphans();
+
+        assertThat(orphans).extracting(Orphan::kind, o -> o.volume().orElseThrow()).containsExactlyInAnyOrder(
+                tuple(Orphan.Kind.RECORD_WITHOUT_BACKING, unclaimed.id()),
+                tuple(Orphan.Kind.UNFINISHED, deleting.id()),
+                tuple(Orphan.Kind.BACKING_WITHOUT_RECORD, VolumeId.parse(stray.holder()).orElseThrow()),
+                tuple(Orphan.Kind.UNFINISHED, unclaimed.id()));
+        assertThat(orphans).allSatisfy(o -> assertThat(o.pool()).isEqualTo("disks"));
+        pool.close();
+        Files.delete(records.directory().resolve(unclaimed.id() + ".tmp"));
+        DevicePool reopened = loops.pool(List.of(small, large, third));
+        awaitGone(deleting.id());
+        assertThat(reopened.orphans()).isEmpty();
+    }
+
+    @Test
+    void aPoolOpenedReadOnlySeesTheVolumesAndChangesNothing() throws Exception {
+        DevicePoolConfig config = DevicePoolConfig.under(loops.state(), "disks",
+                DiskSelector.parse(small.path() + "|" + large.path(), null, null, null),
+                DevicePoolConfig.Wipe.ZERO, ZeroCheck.SAMPLED);
+        assertThatThrownBy(() -> DevicePool.openReadOnly(config)).isInstanceOf(NoSuchFileException.class);
+        DevicePool pool = loops.pool(List.of(small, large));
+        Volume volume = create(pool, "pvc-a", 0);
+
+        try (DevicePool looking = DevicePool.openReadOnly(config)) {
+            assertThat(looking.list()).containsExactly(volume);
+            assertThat(looking.capacity().availableBytes()).isEqualTo(48 * MIB);
+            assertThat(looking.attachedDevice(volume.id())).contains(small.path());
+            assertThat(looking.backing(volume.id())).contains(small.path());
+            assertThat(looking.condition(volume.id()).abnormal()).isFalse();
+            assertThatThrownBy(() -> create(looking, "pvc-b", 0)).isInstanceOf(StorageException.Precondition.class);
+            assertThatThrownBy(() -> looking.delete(volume.id())).isInstanceOf(StorageException.Precondition.class);
+            assertThatThrownBy(() -> looking.attach(volume.id())).isInstanceOf(StorageException.Precondition.class);
+            assertThatThrownBy(() -> looking.handedOut(volume.id())).isInstanceOf(StorageException.Precondition.class);
+        }
+        assertThat(pool.find(volume.id())).contains(volume);
     }
 
     private void awaitGone(VolumeId id) throws InterruptedException {
