@@ -9,6 +9,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +63,7 @@ final class DeviceOrphans {
             }
         }
         temporaryFiles(pool, records.directory(), found);
-        found.sort(java.util.Comparator.comparing(Orphan::subject));
+        found.sort(Comparator.comparing(Orphan::subject));
         return found;
     }
 

@@ -56,17 +56,42 @@ final class DiskWiper {
         return new Result(how, true);
     }
 
+    /** How a discard is made certain to leave zeros on a disk, if it can be. */
+    enum Discard {
+        /** BLKDISCARD: the disk is a loop device that discards, punching holes in its file. */
+        PUNCH_LOOP_FILE,
+        /** fallocate(PUNCH_HOLE): the disk zeroes by unmapping, and the kernel guarantees the zeros. */
+        UNMAP_ZEROING,
+        /** Nothing certain: the disk is zeroed instead. */
+        NONE
+    }
+
+    /** What {@link Wipe#DISCARD} does on this disk, from its queue's limits in sysfs. */
+    Discard discardOn(Disk disk) throws IOException {
+        if (disk.isLoop() && queueNumber(disk, "discard_max_bytes") > 0) {
+            return Discard.PUNCH_LOOP_FILE;
+        }
+        if (queueNumber(disk, "write_zeroes_unmap_max_bytes") > 0) {
+            return Discard.UNMAP_ZEROING;
+        }
+        return Discard.NONE;
+    }
+
     private Result discard(ExclusiveDevice device, Disk disk, long size) throws IOException {
         try {
-            if (disk.isLoop() && queueNumber(disk, "discard_max_bytes") > 0) {
-                device.discard(0, size);
-                device.flush();
-                return new Result("discarded (a loop device punches holes in its file, which read as zeros)", true);
-            }
-            if (queueNumber(disk, "write_zeroes_unmap_max_bytes") > 0) {
-                device.zeroByUnmapping(0, size);
-                device.flush();
-                return new Result("discarded (the disk zeroes by unmapping: fallocate PUNCH_HOLE)", true);
+            switch (discardOn(disk)) {
+                case PUNCH_LOOP_FILE -> {
+                    device.discard(0, size);
+                    device.flush();
+                    return new Result("discarded (a loop device punches holes in its file, which read as zeros)",
+                            true);
+                }
+                case UNMAP_ZEROING -> {
+                    device.zeroByUnmapping(0, size);
+                    device.flush();
+                    return new Result("discarded (the disk zeroes by unmapping: fallocate PUNCH_HOLE)", true);
+                }
+                case NONE -> {}
             }
         } catch (LinuxException e) {
             if (!e.is(Errno.EOPNOTSUPP) && !e.is(Errno.EINVAL)) {

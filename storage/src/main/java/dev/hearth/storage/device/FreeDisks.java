@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Which of the node's disks a device pool may give a volume right now, cheaply enough for every
@@ -156,7 +157,7 @@ final class FreeDisks implements AutoCloseable {
                     checking.remove(identity);
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             checking.remove(identity); // the pool is closing
         }
     }
