@@ -50,8 +50,10 @@ final class DeviceOrphans {
             Optional<DiskClaims.Claim> claim = all.stream().filter(c -> c.disk().equals(record.disk())).findFirst();
             if (record.releasing()) {
                 found.add(new Orphan(pool, Orphan.Kind.UNFINISHED, file, Optional.of(id), "a delete in progress, or "
-                        + "one cut short: disk " + record.disk() + " is to be wiped before it is given back (the "
-                        + "driver finishes it when it next starts, or when the delete is retried)"));
+                        + "one cut short: disk " + record.disk() + " is to be wiped before it is given back ("
+                        + (Located.find(record.disk(), disks) instanceof Located.Missing
+                                ? "the disk is gone; it is wiped when it comes back"
+                                : "the driver finishes it when it next starts, or when the delete is retried") + ")"));
             } else if (claim.isEmpty() || !claim.get().holder().equals(id.toString())) {
                 found.add(new Orphan(pool, Orphan.Kind.RECORD_WITHOUT_BACKING, file, Optional.of(id), "the volume's "
                         + "disk " + record.disk() + " is " + claim.map(c -> "claimed by " + c.describe())

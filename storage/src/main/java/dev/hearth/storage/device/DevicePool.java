@@ -46,7 +46,8 @@ import java.util.Set;
  * {@code releasing} and the claim held: the disk cannot go to anyone, and the delete's retry or the
  * pool's next start wipes it again from the start. A crash after the claim was given back leaves a
  * {@code releasing} record without the claim: the record goes, and the disk, which may already be
- * another volume's, is never wiped again.
+ * another volume's, is never wiped again. A delete whose disk is gone leaves the record
+ * {@code releasing} and the claim held until the disk is back and wiped.
  *
  * <p><b>Empty, and first formats.</b> A disk taken under {@code check=sampled} had no signature,
  * nothing using it, and zeros at its first and last MiB and at 256 samples across it: that is
@@ -92,7 +93,8 @@ public final class DevicePool implements Pool {
     /**
      * Opens the pool and finishes what a crash cut short: claims of creates that never recorded
      * their volume are given back, records whose claim went missing claim their disk again, and
-     * deletes that began wiping are finished (in the background: a wipe can take long).
+     * deletes that began wiping, or wait for their disk, are finished where the disk is there (in
+     * the background: a wipe can take long).
      */
     static DevicePool open(DevicePoolConfig config, DiskScan scan, DiskWrites.Reader writes, Path sysBlock)
             throws IOException {
@@ -158,12 +160,16 @@ public final class DevicePool implements Pool {
     /** Free: the disks the pool would give a volume now; the largest of them is the largest volume. */
     @Override
     public Capacity capacity() {
-        List<FreeDisks.Free> offered = free.of(disks());
+        List<Disk> disks = disks();
+        List<FreeDisks.Free> offered = free.of(disks);
         long available = offered.stream().mapToLong(FreeDisks.Free::size).sum();
         long largest = offered.stream().mapToLong(FreeDisks.Free::size).max().orElse(0);
         long smallest = offered.stream().mapToLong(FreeDisks.Free::size).min().orElse(0);
-        long allocated = records.all(name()).stream().filter(r -> !r.releasing())
-                .mapToLong(r -> r.volume().sizeBytes()).sum();
+        List<VolumeRecord> all = records.all(name());
+        long allocated = all.stream().filter(r -> !r.releasing()).mapToLong(r -> r.volume().sizeBytes()).sum();
+        if (!readOnly) {
+            release.resume(all, disks); // a deleted volume's disk that has come back gets its wipe
+        }
         return new Capacity(allocated + available, allocated, available, largest, smallest);
     }
 
@@ -177,8 +183,8 @@ public final class DevicePool implements Pool {
         Optional<VolumeRecord> existing = records.read(id);
         if (existing.isPresent()) {
             if (existing.get().releasing()) {
-                throw new StorageException.Busy("volume " + id + " is being deleted (its disk is being wiped); "
-                        + "retry once that is done");
+                throw new StorageException.Busy("volume " + id + " is being deleted (its disk "
+                        + existing.get().disk() + " is to be wiped before anything else has it); retry once that is done");
             }
             return request.sameRequestAgain(existing.get().volume(), parameters);
         }
@@ -283,8 +289,9 @@ public final class DevicePool implements Pool {
      * Wipes the volume's disk by the pool's policy and only then gives the disk back. A disk that
      * is in use is refused (FAILED_PRECONDITION) and left as it is; so is a disk that is on the
      * node but no longer matches the volume's (resized): hearth never wipes a disk it cannot
-     * recognise. A disk that is gone cannot be wiped, and is given back as it is: should it come
-     * back, it holds its last tenant's data and is refused like any disk with data on it.
+     * recognise. A disk that is gone cannot be wiped: the volume is deleted for the caller, and its
+     * disk stays claimed, its record {@code releasing}, until it comes back and is wiped (any later
+     * GetCapacity, delete or start notices it).
      */
     @Override
     public void delete(VolumeId id) {
@@ -449,7 +456,6 @@ public final class DevicePool implements Pool {
             recorded.add(record.volume().id().toString());
             VolumeId id = record.volume().id();
             if (record.releasing()) {
-                release.resume(record);
                 continue;
             }
             Optional<DiskClaims.Claim> claim = claims.of(record.disk());
@@ -460,6 +466,7 @@ public final class DevicePool implements Pool {
                                 : "it is claimed by " + again.describe()));
             }
         }
+        release.resume(all, disks());
         for (DiskClaims.Claim claim : claims.all()) {
             if (claim.pool().equals(name()) && VolumeId.parse(claim.holder()).isPresent()
                     && !recorded.contains(claim.holder())) {

@@ -65,16 +65,23 @@ final class DiskRelease {
         }
     }
 
-    /** Finishes, in the background, a delete a restart cut short: a wipe may take long. */
-    void resume(VolumeRecord record) {
-        VolumeId id = record.volume().id();
-        if (wiping.add(id)) {
-            Thread.ofVirtual().name("hearth-release-" + id).start(() -> finish(record));
+    /**
+     * Finishes, in the background (a wipe may take long), the deletes that wait for their disk: cut
+     * short by a restart, or made while the disk was gone. Only those whose disk is on the node are
+     * started; the others wait for the next call.
+     */
+    void resume(List<VolumeRecord> records, List<Disk> now) {
+        for (VolumeRecord record : records) {
+            VolumeId id = record.volume().id();
+            if (record.releasing() && Located.find(record.disk(), now) instanceof Located.Found
+                    && wiping.add(id)) {
+                Thread.ofVirtual().name("hearth-release-" + id).start(() -> finish(record));
+            }
         }
     }
 
-    /** The delete itself, from wherever a crash may have left it; see the class comment for the order. */
-    void release(VolumeRecord record) {
+    /** The delete itself, from wherever a crash may have left it; see {@link DevicePool} for the order. */
+    private void release(VolumeRecord record) {
         VolumeId id = record.volume().id();
         DiskClaims.Claim claim = claimOf(record).orElse(null);
         if (claim == null) {
@@ -85,11 +92,12 @@ final class DiskRelease {
         }
         switch (Located.find(record.disk(), disks.get())) {
             case Located.Missing missing -> {
-                LOG.log(System.Logger.Level.WARNING, "pool '" + config.name() + "': deleting volume " + id + " without "
-                        + "wiping its disk: " + missing.problem() + "; if it comes back it is checked like any "
-                        + "other disk, and its data keeps it from being offered");
-                giveBack(claim);
-                records.delete(id);
+                // Deleted for the caller, but the disk owes a wipe: it stays claimed until it is back.
+                if (!record.releasing()) {
+                    records.write(record.releasingNow());
+                }
+                LOG.log(System.Logger.Level.WARNING, "pool '" + config.name() + "': volume " + id + " is deleted, "
+                        + "but " + missing.problem() + "; the disk stays claimed, and is wiped when it comes back");
             }
             case Located.Changed changed -> throw new StorageException.Precondition("not deleting volume " + id
                     + ": " + changed.problem() + ". Restore the disk, or remove " + records.directory().resolve(
@@ -200,7 +208,7 @@ final class DiskRelease {
         VolumeId id = record.volume().id();
         try {
             LOG.log(System.Logger.Level.INFO, "pool '" + config.name() + "': finishing the delete of volume " + id
-                    + " that a restart cut short (wiping its disk " + record.disk() + ")");
+                    + ": wiping its disk " + record.disk());
             release(record);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "pool '" + config.name() + "': the delete of volume " + id + " is not done: "

@@ -294,6 +294,33 @@ class DevicePoolIT {
     }
 
     @Test
+    void aVolumeDeletedWhileItsDiskIsGoneHasItsDiskWipedWhenItComesBack() throws Exception {
+        LoopDevice disk = loops.disk("disk", 48 * MIB);
+        DevicePool pool = loops.pool(List.of(disk));
+        Volume volume = create(pool, "pvc-1", 0);
+        LoopDisks.fill(disk.path(), 48 * MIB, 9);
+        Loop.detach(disk);
+
+        pool.delete(volume.id());
+        assertThat(pool.find(volume.id())).isEmpty();
+        pool.delete(volume.id()); // the provisioner's retry: still done
+        DiskClaims claims = new DiskClaims(loops.state().resolve("disks"));
+        assertThat(claims.all()).as("the disk owes a wipe").hasSize(1);
+        assertThat(pool.orphans()).singleElement().satisfies(o -> assertThat(o.detail())
+                .contains("the disk is gone; it is wiped when it comes back"));
+
+        LoopDevice back = loops.attach(loops.file("disk"));
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
+        while (pool.capacity().availableBytes() == 0) { // the first look at the disks starts its wipe
+            assertThat(Instant.now()).isBefore(deadline);
+            Thread.sleep(20);
+        }
+        assertThat(firstNonZero(back.path())).isEqualTo(-1);
+        assertThat(claims.all()).isEmpty();
+        assertThat(pool.orphans()).isEmpty();
+    }
+
+    @Test
     void aSampledDiskIsOfferedButProvenEmptyOnlyByReadingAllOfIt() throws Exception {
         LoopDevice hidden = loops.disk("hidden", 64 * MIB);
         // One byte between the first two samples: the sampled check cannot see it, a full read does.
