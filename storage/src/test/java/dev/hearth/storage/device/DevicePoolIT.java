@@ -96,6 +96,16 @@ class DevicePoolIT {
                 + Long.toHexString(40 * MIB - 0x2000));
         assertThat(verdict(foreign.get("random"))).startsWith("not-empty: no known signature, but non-zero data");
         assertThat(pool.capacity().availableBytes()).isEqualTo(112 * MIB);
+        long read = 0;
+        for (LoopDevice disk : all) {
+            dropCache(disk);
+            read += sectorsRead(disk);
+        }
+        assertThat(pool.capacity().availableBytes()).isEqualTo(112 * MIB);
+        for (LoopDevice disk : all) {
+            read -= sectorsRead(disk);
+        }
+        assertThat(read).as("a second GetCapacity reads no disk, offered or refused").isZero();
         Volume first = create(pool, "pvc-1", 0);
         assertThat(pool.attach(first.id()).device()).isEqualTo(a.path());
         Volume second = create(pool, "pvc-2", 0);
