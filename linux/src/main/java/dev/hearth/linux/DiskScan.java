@@ -31,6 +31,8 @@ public final class DiskScan {
     private static final String[] STACKED = {"dm-", "md", "bcache", "ram", "zram"};
     private static final String[] LINK_DIRECTORIES = {"by-id", "by-path"};
     private static final long SECTOR = 512;
+    /** What the kernel's printf makes of a NULL string. */
+    private static final String NULL_STRING = "(null)";
 
     private final Path sysBlock;
     private final Path devDisk;
@@ -125,11 +127,16 @@ public final class DiskScan {
     /**
      * The serial number: NVMe and virtio give it as text ({@code device/serial}, {@code serial}); SCSI
      * and SATA (through libata's SCSI layer) in VPD page 0x80, whose 4-byte header precedes the text.
+     * A driver that prints a serial it does not have as a C string shows {@code (null)} (user-mode
+     * Linux's ubd disks): that is no serial, or every such disk of one size would share an identity.
      */
     private static String serial(Path dir) throws IOException {
         String serial = text(dir.resolve("device/serial"));
         if (serial.isEmpty()) {
             serial = text(dir.resolve("serial"));
+        }
+        if (serial.equals(NULL_STRING)) {
+            serial = "";
         }
         if (serial.isEmpty()) {
             byte[] page = bytes(dir.resolve("device/vpd_pg80"));

@@ -103,6 +103,19 @@ class DiskScanTest {
     }
 
     @Test
+    void aSerialTheDriverPrintsAsNullIsNoSerial() throws IOException {
+        // A ubd disk of user-mode Linux without a serial given: its driver prints the NULL pointer.
+        Path ubda = device("ubda", "98:0", 131072, 512, 512, 0);
+        write(ubda.resolve("serial"), "(null)");
+        Path ubdb = device("ubdb", "98:16", 131072, 512, 512, 0);
+        write(ubdb.resolve("serial"), "HEARTH-SN-0001");
+
+        List<Disk> disks = scan(List.of(), "");
+
+        assertThat(disks).extracting(Disk::serial).containsExactly("", "HEARTH-SN-0001");
+    }
+
+    @Test
     void aLoopDeviceKnowsItsFileAndStackedMemoryAndEmptyDevicesAreNoDisks() throws IOException {
         Path loop = device("loop3", "7:3", 2048, 512, 512, 0);
         write(loop.resolve("loop/backing_file"), "/var/lib/images/disk 1.img\n");
