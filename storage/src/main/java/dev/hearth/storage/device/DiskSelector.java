@@ -112,11 +112,23 @@ public record DiskSelector(List<String> paths, long minSizeBytes, Optional<Patte
         }
     }
 
+    /** A size as a pool spec takes it and exactly: {@code 100Gi}, {@code 1536Mi}, {@code 1000000000}. */
+    private static String spell(long bytes) {
+        String[] units = {"Pi", "Ti", "Gi", "Mi", "Ki"};
+        for (int i = 0; i < units.length; i++) {
+            long unit = 1L << (10 * (units.length - i));
+            if (bytes % unit == 0) {
+                return bytes / unit + units[i];
+            }
+        }
+        return Long.toString(bytes);
+    }
+
     /** The selector as the pool spec spells it, for logs and {@code hearth disks}. */
     public String describe() {
         StringBuilder out = new StringBuilder("disks=").append(String.join("|", paths));
         if (minSizeBytes > 0) {
-            out.append(",min-size=").append(Quantity.format(minSizeBytes));
+            out.append(",min-size=").append(spell(minSizeBytes));
         }
         model.ifPresent(m -> out.append(",model=").append(m.pattern()));
         rotational.ifPresent(r -> out.append(",rotational=").append(r));
