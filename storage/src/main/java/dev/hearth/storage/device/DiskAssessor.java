@@ -49,8 +49,10 @@ public final class DiskAssessor {
             if (claim.isPresent()) {
                 verdict = new DiskVerdict.Claimed(claim.get());
             } else if (rule.isEmpty()) {
-                verdict = new DiskVerdict.NotSelected(rules.size() == 1
-                        ? rules.getFirst().selector().refuses(disk).orElse("") : "");
+                verdict = new DiskVerdict.NotSelected(String.join("; ", rules.stream()
+                        .map(r -> (rules.size() == 1 ? "" : "pool " + r.pool() + ": ")
+                                + r.selector().refuses(disk).orElse(""))
+                        .toList()));
             } else {
                 verdict = unclaimed(disk, identity, rule.get(), _ -> {});
             }
