@@ -31,7 +31,9 @@ final class PoolReport {
     static String describe(dev.hearth.storage.lvm.LvmPoolConfig config) {
         return config.name() + " (kind lvm, " + (config.thin()
                 ? "thin pool " + config.describeTarget() + ", overprovision " + config.overprovision()
-                : "volume group " + config.volumeGroup() + ", wipe " + config.wipe().label()) + ")";
+                : "volume group " + config.volumeGroup() + ", wipe " + config.wipe().label())
+                + config.growth().map(g -> ", grows " + config.volumeGroup() + " onto " + g.describe()).orElse("")
+                + ")";
     }
 
     static String describe(FilePoolConfig config) {

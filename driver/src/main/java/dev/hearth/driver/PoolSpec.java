@@ -25,6 +25,8 @@ import java.util.function.Function;
  *       overprovision=3} (thin)
  *   <li>{@code name=nvme,kind=device,disks=/dev/disk/by-id/nvme-*|/dev/sd[b-e],min-size=100Gi,rotational=false,
  *       wipe=zero,check=sampled} (whole disks)
+ *   <li>{@code name=lvm,kind=lvm,vg=vg0,disks=/dev/disk/by-id/nvme-*,min-size=100Gi,check=sampled}: an lvm pool
+ *       that grows its group onto the empty disks selected, with the keys a device pool selects its disks by
  * </ul>
  *
  * @param create whether {@code create=true} lets hearth make a file pool's directory that does not exist
@@ -34,7 +36,10 @@ public record PoolSpec(PoolConfig config, boolean create) {
     static final SortedSet<String> FILE_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "dir", "create",
             "capacity", "reserve", "provisioning", "direct-io", "default-size"));
     static final SortedSet<String> LVM_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "vg", "thinpool",
-            "overprovision", "wipe", "default-size"));
+            "overprovision", "wipe", "default-size", "disks", "min-size", "model", "rotational", "check"));
+    /** The keys that choose whole disks; all but {@code disks} refine it and mean nothing without it. */
+    static final java.util.List<String> DISK_KEYS = java.util.List.of("disks", "min-size", "model", "rotational",
+            "check");
     static final SortedSet<String> DEVICE_KEYS = new TreeSet<>(java.util.List.of("name", "kind", "disks", "min-size",
             "model", "rotational", "wipe", "check"));
 
@@ -100,9 +105,10 @@ public record PoolSpec(PoolConfig config, boolean create) {
         double overprovision = value(spec, fields, "overprovision", PoolSpec::ratio, LvmPoolConfig.DEFAULT_OVERPROVISION);
         LvmPoolConfig.Wipe wipe = value(spec, fields, "wipe", LvmPoolConfig.Wipe::parse, LvmPoolConfig.Wipe.ZERO);
         long defaultSize = value(spec, fields, "default-size", Quantity::parse, LvmPoolConfig.DEFAULT_VOLUME_BYTES);
+        java.util.Optional<LvmPoolConfig.Growth> growth = growth(spec, fields, stateDir);
         try {
             return new PoolSpec(new LvmPoolConfig(name, vg, thinPool, overprovision, wipe, defaultSize,
-                    stateDir.resolve("pools").resolve(name)), false);
+                    stateDir.resolve("pools").resolve(name), growth), false);
         } catch (IllegalArgumentException e) {
             throw invalid(spec, e.getMessage());
         }
@@ -129,6 +135,37 @@ public record PoolSpec(PoolConfig config, boolean create) {
         } catch (IllegalArgumentException e) {
             throw invalid(spec, e.getMessage());
         }
+    }
+
+    /** An lvm pool's disks to grow onto: {@code disks} and what refines it, claimed under STATE_DIR/disks. */
+    private static java.util.Optional<LvmPoolConfig.Growth> growth(String spec, Map<String, String> fields,
+            Path stateDir) {
+        if (!fields.containsKey("disks")) {
+            for (String key : DISK_KEYS) {
+                if (fields.containsKey(key)) {
+                    throw invalid(spec, key + " refines disks=, which is not given (disks=/dev/disk/by-id/... "
+                            + "names the disks the volume group may grow onto)");
+                }
+            }
+            return java.util.Optional.empty();
+        }
+        ZeroCheck check = value(spec, fields, "check", PoolSpec::zeroCheck, ZeroCheck.SAMPLED);
+        try {
+            DiskSelector selector = DiskSelector.parse(fields.get("disks"), fields.get("min-size"), fields.get("model"),
+                    fields.get("rotational"));
+            return java.util.Optional.of(new LvmPoolConfig.Growth(selector, check, stateDir.resolve("disks")));
+        } catch (IllegalArgumentException | StorageException e) {
+            throw invalid(spec, e.getMessage());
+        }
+    }
+
+    /** {@code sampled} (the default) or {@code full}: how much of a disk must read as zeros before it is taken. */
+    static ZeroCheck zeroCheck(String text) {
+        return switch (text.toLowerCase(Locale.ROOT)) {
+            case "sampled" -> ZeroCheck.SAMPLED;
+            case "full" -> ZeroCheck.FULL;
+            default -> throw new IllegalArgumentException("must be sampled or full");
+        };
     }
 
     private static double ratio(String text) {

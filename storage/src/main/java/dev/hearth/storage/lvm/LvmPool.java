@@ -1,6 +1,7 @@
 package dev.hearth.storage.lvm;
 
 import dev.hearth.linux.BlockDevices;
+import dev.hearth.linux.DiskScan;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
@@ -28,6 +29,7 @@ import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -76,6 +78,8 @@ public final class LvmPool implements Pool {
     private final ReentrantLock allocation = new ReentrantLock();
     /** Open only to be looked at, beside a driver that may serve the pool: nothing is changed. */
     private final boolean readOnly;
+    /** Adds the disks the spec selects to the group, if it names any. */
+    private final Optional<LvmGrowth> growth;
     private volatile GroupState group;
 
     private LvmPool(LvmPoolConfig config, Lvm lvm, DirectReport.DeviceMapperView deviceMapper, boolean readOnly) {
@@ -86,6 +90,9 @@ public final class LvmPool implements Pool {
         this.deviceMapper = deviceMapper;
         this.blank = new BlankVolumes(config.stateDirectory().resolve("blank"));
         this.snapshotStore = new LvmSnapshots(this);
+        // A pool opened to be looked at never grows its group, however often its capacity is asked.
+        this.growth = readOnly ? Optional.empty() : config.growth().map(g -> new LvmGrowth(config.name(),
+                config.volumeGroup(), g, lvm, new DiskScan(), Clock.systemUTC()));
     }
 
     public static LvmPool open(LvmPoolConfig config) throws IOException {
@@ -107,6 +114,7 @@ public final class LvmPool implements Pool {
         } else {
             pool.snapshotStore.resume();
         }
+        pool.growth.ifPresent(LvmGrowth::nudge);
         return pool;
     }
 
@@ -175,8 +183,15 @@ public final class LvmPool implements Pool {
 
     // ---- capacity
 
+    /** The group's growth onto the node's disks, if the spec names disks. */
+    public Optional<LvmGrowth> growth() {
+        return growth;
+    }
+
+    /** What the group offers; asking is also what starts a pass of growth onto new disks (rate-limited). */
     @Override
     public Capacity capacity() {
+        growth.ifPresent(LvmGrowth::nudge);
         if (config.thin()) {
             return thinCapacity(allVolumes().orElse(null));
         }
@@ -728,6 +743,7 @@ public final class LvmPool implements Pool {
 
     @Override
     public void close() {
+        growth.ifPresent(LvmGrowth::close);
         snapshotStore.close();
     }
 

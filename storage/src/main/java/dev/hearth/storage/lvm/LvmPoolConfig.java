@@ -2,6 +2,8 @@ package dev.hearth.storage.lvm;
 
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.device.DiskSelector;
+import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Objects;
@@ -10,7 +12,8 @@ import java.util.regex.Pattern;
 
 /**
  * How an LVM pool is set up on this node. The volume group (and a thin pool in it) is the
- * admin's: hearth makes logical volumes in it and never creates, extends or removes the group.
+ * admin's: hearth makes logical volumes in it and never creates or removes the group; it extends
+ * the group only when {@code growth} names disks to grow onto, and only onto empty ones.
  *
  * @param thinPool the thin pool inside the group that thin volumes come from; empty for thick
  *     volumes, which take their extents from the group's free space
@@ -19,9 +22,10 @@ import java.util.regex.Pattern;
  * @param wipe what happens to a thick volume's extents when it is deleted
  * @param stateDirectory where the pool keeps what LVM cannot hold: its freeze records and which
  *     volumes were never handed to a user
+ * @param growth the disks the group may grow onto; empty: the group is left as the admin made it
  */
 public record LvmPoolConfig(String name, String volumeGroup, Optional<String> thinPool, double overprovision,
-        Wipe wipe, long defaultVolumeBytes, Path stateDirectory) implements PoolConfig {
+        Wipe wipe, long defaultVolumeBytes, Path stateDirectory, Optional<Growth> growth) implements PoolConfig {
 
     public static final long DEFAULT_VOLUME_BYTES = 1L << 30;
     public static final double DEFAULT_OVERPROVISION = 1.0;
@@ -47,6 +51,38 @@ public record LvmPoolConfig(String name, String volumeGroup, Optional<String> th
         Objects.requireNonNull(wipe, "wipe");
         if (!stateDirectory.isAbsolute()) {
             throw new IllegalArgumentException("state directory must be absolute: " + stateDirectory);
+        }
+        Objects.requireNonNull(growth, "growth");
+    }
+
+    /** A pool that never grows its group. */
+    public LvmPoolConfig(String name, String volumeGroup, Optional<String> thinPool, double overprovision, Wipe wipe,
+            long defaultVolumeBytes, Path stateDirectory) {
+        this(name, volumeGroup, thinPool, overprovision, wipe, defaultVolumeBytes, stateDirectory, Optional.empty());
+    }
+
+    /**
+     * Which of the node's disks the pool adds to its volume group as physical volumes: those the
+     * selector picks that are empty by {@code check}, unused and recognisable, each claimed under
+     * {@code claims} (the node's {@code <state-dir>/disks}, shared with every pool that takes disks)
+     * before anything is written to it.
+     */
+    public record Growth(DiskSelector disks, ZeroCheck check, Path claims) {
+        public Growth {
+            Objects.requireNonNull(disks, "disks");
+            Objects.requireNonNull(check, "check");
+            if (check == ZeroCheck.EDGES) {
+                throw new IllegalArgumentException("check must be sampled or full: the edges alone prove nothing "
+                        + "about a disk's middle");
+            }
+            if (!claims.isAbsolute()) {
+                throw new IllegalArgumentException("claims directory must be absolute: " + claims);
+            }
+        }
+
+        /** As a pool spec spells it: {@code disks=/dev/sd[b-d],min-size=100Gi,check=sampled}. */
+        public String describe() {
+            return disks.describe() + ",check=" + check.name().toLowerCase(Locale.ROOT);
         }
     }
 

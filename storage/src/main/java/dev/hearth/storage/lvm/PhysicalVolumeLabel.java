@@ -86,7 +86,7 @@ final class PhysicalVolumeLabel {
             }
         }
         if (labelAt < 0) {
-            throw new Unreadable(device + " has no LVM label");
+            throw new NoLabel(device + " has no LVM label");
         }
         ByteBuffer label = head.slice(labelAt, SECTOR).order(ByteOrder.LITTLE_ENDIAN);
         if (label.getLong(8) != labelAt / SECTOR) {
@@ -209,6 +209,13 @@ final class PhysicalVolumeLabel {
     /** The device does not hold what an LVM2 PV must, or a part of it failed its checksum. */
     static class Unreadable extends IOException {
         Unreadable(String message) {
+            super(message);
+        }
+    }
+
+    /** No LVM label at all: the device is no PV (and was never made one, or its label was wiped). */
+    static final class NoLabel extends Unreadable {
+        NoLabel(String message) {
             super(message);
         }
     }
