@@ -90,8 +90,14 @@ class CommandLineTest {
             "name=x,kind=lvm,vg=vg0,thinpool=tp,overprovision=0.5|overprovision must be a ratio from 1 to 1000",
             "name=x,kind=lvm,vg=vg0,thinpool=tp,overprovision=lots|overprovision=lots: must be a number",
             "name=x,kind=lvm,vg=vg0,wipe=shred|wipe=shred: must be zero, discard or none",
-            "name=x,kind=lvm,vg=vg0,dir=/srv|unknown key 'dir' for kind lvm; keys: default-size, kind, name, "
-                    + "overprovision, thinpool, vg, wipe",
+            "name=x,kind=lvm,vg=vg0,dir=/srv|unknown key 'dir' for kind lvm; keys: check, default-size, disks, kind, "
+                    + "min-size, model, name, overprovision, rotational, thinpool, vg, wipe",
+            "name=x,kind=lvm,vg=vg0,min-size=10Gi|min-size refines disks=, which is not given",
+            "name=x,kind=lvm,vg=vg0,check=full|check refines disks=, which is not given",
+            "name=x,kind=lvm,vg=vg0,disks=sd*|disk path glob 'sd*' must start with /dev/",
+            "name=x,kind=lvm,vg=vg0,disks=/dev/sd*,check=edges|check=edges: must be sampled or full",
+            "name=x,kind=lvm,vg=vg0,disks=/dev/sd*,rotational=no|rotational=no must be true or false",
+            "name=x,kind=lvm,vg=vg0,disks=/dev/sd*,min-size=big|min-size",
             "name=x,capacity|'capacity' is not key=value",
             "name=x,name=y|'name' is given twice"})
     void aBadPoolSpecIsAUsageErrorNamingTheSpecAndWhatIsWrong(String pool, String said) {
