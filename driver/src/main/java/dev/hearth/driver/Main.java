@@ -5,12 +5,12 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code hearth serve} runs the CSI driver; {@code hearth demo} shows it working; {@code hearth volumes}
- * shows what the node's pools hold.
+ * shows what the node's pools hold, {@code hearth disks} the node's disks and whether a pool may take them.
  */
 @Command(name = "hearth", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "A Kubernetes CSI driver that turns a node's local disks into persistent volumes.",
-        subcommands = {ServeCommand.class, DemoCommand.class, VolumesCommand.class, VersionCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, DemoCommand.class, VolumesCommand.class, DisksCommand.class,
+                VersionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
     public static void main(String[] args) {

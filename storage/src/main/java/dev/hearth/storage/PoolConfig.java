@@ -10,4 +10,12 @@ public interface PoolConfig {
 
     /** "file", "lvm", "device". */
     String kind();
+
+    /**
+     * The whole disks this pool takes (a device pool's disks, the disks an lvm pool grows its group
+     * onto), as {@code hearth disks} and the disk assessor apply it; none for a pool that takes no disks.
+     */
+    default java.util.Optional<dev.hearth.storage.device.DiskAssessor.Rule> diskRule() {
+        return java.util.Optional.empty();
+    }
 }

@@ -2,6 +2,7 @@ package dev.hearth.storage.lvm;
 
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.device.DiskAssessor;
 import dev.hearth.storage.device.DiskSelector;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.nio.file.Path;
@@ -89,6 +90,12 @@ public record LvmPoolConfig(String name, String volumeGroup, Optional<String> th
     @Override
     public String kind() {
         return "lvm";
+    }
+
+    /** The disks the group grows onto, if any. */
+    @Override
+    public Optional<DiskAssessor.Rule> diskRule() {
+        return growth.map(g -> new DiskAssessor.Rule(name, g.disks(), g.check()));
     }
 
     public boolean thin() {
