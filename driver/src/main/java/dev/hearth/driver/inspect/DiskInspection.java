@@ -9,6 +9,8 @@ import dev.hearth.storage.device.DiskSelector;
 import dev.hearth.storage.device.DiskVerdict;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.lvm.ClaimedPv;
+import dev.hearth.storage.lvm.LvmGrowth;
+import dev.hearth.storage.lvm.LvmPoolConfig;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -89,7 +91,7 @@ public record DiskInspection(Path claimsDirectory, List<Pool> pools, List<Row> d
         List<DiskAssessor.Rule> rules = pools.stream().map(Pool::rule).toList();
         List<Row> rows = new ArrayList<>();
         for (DiskAssessor.Assessment a : new DiskAssessor(claims).assess(disks, rules)) {
-            rows.add(new Row(a.disk(), a.identity(), a.pool(), a.verdict(), pv(a), probe && a.verdict()
+            rows.add(new Row(a.disk(), a.identity(), a.pool(), a.verdict(), pv(a, configs), probe && a.verdict()
                     instanceof DiskVerdict.NotSelected
                     ? Optional.of(DiskAssessor.unclaimed(a.disk(), a.identity(), new DiskAssessor.Rule("", ANY,
                             PROBE_CHECK), _ -> {}))
@@ -118,12 +120,18 @@ public record DiskInspection(Path claimsDirectory, List<Pool> pools, List<Row> d
         return a.compareTo(b);
     }
 
-    /** For a disk claimed for an LVM group: where it stands, and for one with no label yet, what it holds. */
-    private static Optional<ClaimedPv> pv(DiskAssessor.Assessment a) {
+    /**
+     * For a disk claimed for an LVM group: where it stands, and for one with no label yet, what it
+     * holds. Whether the pool once added it is read from the pool's record, if the pool is given.
+     */
+    private static Optional<ClaimedPv> pv(DiskAssessor.Assessment a, List<? extends PoolConfig> configs) {
         if (!(a.verdict() instanceof DiskVerdict.Claimed claimed) || ClaimedPv.groupOf(claimed.claim()).isEmpty()) {
             return Optional.empty();
         }
-        ClaimedPv pv = ClaimedPv.of(claimed.claim(), a.disk());
+        DiskClaims.Claim claim = claimed.claim();
+        boolean added = configs.stream().filter(c -> c.name().equals(claim.pool()))
+                .anyMatch(c -> c instanceof LvmPoolConfig lvm && LvmGrowth.added(lvm, claim.disk()));
+        ClaimedPv pv = ClaimedPv.of(claim, a.disk(), added);
         if (pv.state() == ClaimedPv.State.UNWRITTEN) {
             DiskVerdict contents = DiskAssessor.contents(a.disk(), PROBE_CHECK, _ -> {});
             if (!contents.eligible()) {

@@ -76,9 +76,8 @@ public final class DisksTable {
             case UNWRITTEN -> "claimed for " + group + pool + ": not yet a physical volume; the pool's next pass "
                     + "makes it one";
             case TORN -> "claimed for " + group + pool + ": its LVM label is being written";
-            case FOREIGN -> "claimed for " + group + pool + " but " + pv.detail() + ", which hearth did not write: "
-                    + "left alone (remove " + inspection.claimsDirectory().resolve(claim.disk().key() + ".claim")
-                    + " to release it)";
+            case REMOVED, FOREIGN -> "claimed for " + group + pool + " but " + pv.detail() + ": left alone (remove "
+                    + inspection.claimsDirectory().resolve(claim.disk().key() + ".claim") + " to release it)";
         };
     }
 

@@ -33,6 +33,8 @@ public record ClaimedPv(State state, String detail) {
         UNWRITTEN,
         /** Its label or metadata failed a checksum: LVM is writing it. */
         TORN,
+        /** Once a PV of the group, and taken out of it since (vgreduce, pvremove): not hearth's to add again. */
+        REMOVED,
         /** Something hearth did not write: another PV, a PV of another group, a label it cannot read. */
         FOREIGN
     }
@@ -48,15 +50,22 @@ public record ClaimedPv(State state, String detail) {
                 ? Optional.of(claim.holder().substring(HOLDER_PREFIX.length())) : Optional.empty();
     }
 
-    /** What {@code disk}, claimed by {@code claim} for a volume group, holds now. */
-    public static ClaimedPv of(DiskClaims.Claim claim, Disk disk) {
+    /**
+     * What {@code disk}, claimed by {@code claim} for a volume group, holds now.
+     *
+     * @param added whether the pool recorded that it added the disk to the group (without it, a PV
+     *     in no group and a disk without a label are a crash's leftovers to finish)
+     */
+    public static ClaimedPv of(DiskClaims.Claim claim, Disk disk, boolean added) {
         String group = groupOf(claim).orElseThrow(() -> new IllegalArgumentException(claim.describe()
                 + " is no volume group's"));
         PhysicalVolumeLabel.Contents label;
         try {
             label = PhysicalVolumeLabel.read(disk.path());
         } catch (PhysicalVolumeLabel.NoLabel e) {
-            return new ClaimedPv(State.UNWRITTEN, "not yet a physical volume of " + group);
+            return added ? new ClaimedPv(State.REMOVED, "it was a physical volume of " + group
+                    + " and is no physical volume now (pvremove)")
+                    : new ClaimedPv(State.UNWRITTEN, "not yet a physical volume of " + group);
         } catch (PhysicalVolumeLabel.Torn e) {
             return new ClaimedPv(State.TORN, e.getMessage());
         } catch (IOException e) {
@@ -78,9 +87,11 @@ public record ClaimedPv(State state, String detail) {
                 return new ClaimedPv(State.FOREIGN, "it is a physical volume of volume group " + holds);
             }
         }
-        return label.texts().isEmpty()
-                ? new ClaimedPv(State.PREPARED, "a physical volume made for " + group + ", not yet in it")
-                : new ClaimedPv(State.MEMBER, "a physical volume of " + group);
+        if (!label.texts().isEmpty()) {
+            return new ClaimedPv(State.MEMBER, "a physical volume of " + group);
+        }
+        return added ? new ClaimedPv(State.REMOVED, "it was taken out of " + group + " (vgreduce)")
+                : new ClaimedPv(State.PREPARED, "a physical volume made for " + group + ", not yet in it");
     }
 
     /**

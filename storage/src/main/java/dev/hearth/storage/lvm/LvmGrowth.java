@@ -8,7 +8,10 @@ import dev.hearth.storage.device.DiskClaims;
 import dev.hearth.storage.device.DiskIdentity;
 import dev.hearth.storage.device.DiskVerdict;
 import dev.hearth.storage.tool.ToolException;
+import dev.hearth.storage.AtomicFiles;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,11 +37,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * a disk found {@link DiskVerdict.Eligible} (selected, unused, recognisable, no signature, zeros
  * where the pool's check looks) is first claimed in the node's {@link DiskClaims} (holder
  * {@code pv of vg <vg>}), and only then written: {@code pvcreate} with a PV UUID derived from the
- * disk's identity and the group, then {@code vgextend}. A pass finds its own claims again and reads
- * each disk's LVM label: a PV of the group is done; the PV of that UUID in no group gets its
- * vgextend; a disk with no label is checked again as a new disk would be and made a PV if it
- * still is empty; anything else (another signature, another PV, data) was not written by hearth
- * and is never touched again, only reported, the claim staying so no other pool takes it either.
+ * disk's identity and the group, then {@code vgextend}, then a record in the pool's state directory
+ * ({@code grown/<disk key>}) that the group has it. A pass finds its own claims again and reads each
+ * disk's LVM label: a PV of the group is done; the PV of that UUID in no group gets its vgextend,
+ * unless the record says it was in the group once (the admin took it out: vgreduce); a disk with
+ * no label is checked again as a new disk would be and made a PV if it still is empty, unless the
+ * record says it was in the group (pvremove); anything else (another signature, another PV, data)
+ * is never touched again, only reported, the claim staying so no other pool takes it either.
  *
  * <p>Passes run one at a time on a thread of their own: at start, then when capacity is asked, at
  * most once per {@link #INTERVAL}. A disk refused for what it holds is read again only after
@@ -54,6 +59,8 @@ public final class LvmGrowth implements AutoCloseable {
     private final String pool;
     private final String group;
     private final LvmPoolConfig.Growth growth;
+    /** The pool's record of the disks it added to the group: one file each, named by the disk's key. */
+    private final Path addedRecords;
     private final Lvm lvm;
     private final DiskScan scan;
     private final DiskClaims claims;
@@ -70,10 +77,11 @@ public final class LvmGrowth implements AutoCloseable {
     /** What has been logged about a disk: a refusal repeated every pass is said once. */
     private final Set<String> said = ConcurrentHashMap.newKeySet();
 
-    LvmGrowth(String pool, String group, LvmPoolConfig.Growth growth, Lvm lvm, DiskScan scan, Clock clock) {
-        this.pool = pool;
-        this.group = group;
-        this.growth = growth;
+    LvmGrowth(LvmPoolConfig config, Lvm lvm, DiskScan scan, Clock clock) {
+        this.pool = config.name();
+        this.group = config.volumeGroup();
+        this.growth = config.growth().orElseThrow();
+        this.addedRecords = addedDirectory(config);
         this.lvm = lvm;
         this.scan = scan;
         this.claims = new DiskClaims(growth.claims());
@@ -117,13 +125,13 @@ public final class LvmGrowth implements AutoCloseable {
         passing.lock();
         try {
             lastPass = clock.instant();
-            List<String> added = new ArrayList<>();
+            List<String> taken = new ArrayList<>();
             List<String> left = new ArrayList<>();
             List<Disk> disks = scan.disks();
             List<DiskClaims.Claim> all = claims.all();
             for (DiskClaims.Claim claim : all) {
                 if (mine(claim) && !members.contains(claim.disk())) {
-                    finish(claim, disks, added, left);
+                    finish(claim, disks, taken, left);
                 }
             }
             Set<DiskIdentity> claimed = Set.copyOf(all.stream().map(DiskClaims.Claim::disk).toList());
@@ -151,9 +159,9 @@ public final class LvmGrowth implements AutoCloseable {
                             + " does not exist on this node; hearth never creates it, so its eligible disks wait");
                     break;
                 }
-                take(disk, identity.get(), added, left);
+                take(disk, identity.get(), taken, left);
             }
-            return new Pass(added, left);
+            return new Pass(taken, left);
         } catch (CancellationException e) {
             return new Pass(List.of(), List.of("stopped: the pool is closing"));
         } finally {
@@ -162,7 +170,7 @@ public final class LvmGrowth implements AutoCloseable {
     }
 
     /** Claims the disk, then makes it a PV of the group; a claim another pool holds already wins. */
-    private void take(Disk disk, DiskIdentity identity, List<String> added, List<String> left) throws IOException {
+    private void take(Disk disk, DiskIdentity identity, List<String> taken, List<String> left) throws IOException {
         DiskClaims.Claim mine = new DiskClaims.Claim(identity, pool, ClaimedPv.holder(group), clock.instant());
         DiskClaims.Claim standing = claims.claim(mine);
         if (!standing.sameHolder(mine)) {
@@ -171,11 +179,11 @@ public final class LvmGrowth implements AutoCloseable {
         }
         LOG.log(System.Logger.Level.INFO, "pool '" + pool + "': taking disk " + describe(disk, identity)
                 + " into volume group " + group + " (claimed in " + growth.claims() + ")");
-        pvcreate(disk, identity, added, left);
+        pvcreate(disk, identity, taken, left);
     }
 
     /** Takes up a claim of this pool's where the disk stands now: done, half done, or not ours to touch. */
-    private void finish(DiskClaims.Claim claim, List<Disk> disks, List<String> added, List<String> left) {
+    private void finish(DiskClaims.Claim claim, List<Disk> disks, List<String> taken, List<String> left) {
         Optional<Disk> found = disks.stream().filter(claim.disk()::matches).findFirst();
         if (found.isEmpty()) {
             left.add(claim.disk() + ": claimed for " + group + " but not on this node");
@@ -184,20 +192,20 @@ public final class LvmGrowth implements AutoCloseable {
             return;
         }
         Disk disk = found.get();
-        ClaimedPv state = ClaimedPv.of(claim, disk);
+        ClaimedPv state = ClaimedPv.of(claim, disk, Files.exists(addedRecords.resolve(claim.disk().key())));
         switch (state.state()) {
-            case MEMBER -> members.add(claim.disk());
+            case MEMBER -> recordAdded(disk, claim.disk(), left);
             case PREPARED -> {
                 LOG.log(System.Logger.Level.INFO, "pool '" + pool + "': finishing disk " + describe(disk, claim.disk())
                         + ": a PV made for " + group + ", not yet in it");
-                vgextend(disk, claim.disk(), added, left);
+                vgextend(disk, claim.disk(), taken, left);
             }
             case UNWRITTEN -> {
                 DiskVerdict verdict = DiskAssessor.unclaimed(disk, Optional.of(claim.disk()), rule(), this::stopIfClosed);
                 if (verdict.eligible()) {
                     LOG.log(System.Logger.Level.INFO, "pool '" + pool + "': finishing disk "
                             + describe(disk, claim.disk()) + ": claimed for " + group + ", still empty");
-                    pvcreate(disk, claim.disk(), added, left);
+                    pvcreate(disk, claim.disk(), taken, left);
                 } else if (verdict instanceof DiskVerdict.NotSelected) {
                     release(claim, disk, left);
                 } else {
@@ -205,25 +213,57 @@ public final class LvmGrowth implements AutoCloseable {
                 }
             }
             case TORN -> left.add(disk.path() + ": its LVM label is being written; read again next pass");
-            case FOREIGN -> untouchable(claim, disk, state.detail(), left);
+            case REMOVED, FOREIGN -> untouchable(claim, disk, state.detail(), left);
         }
     }
 
-    private void pvcreate(Disk disk, DiskIdentity identity, List<String> added, List<String> left) {
+    private void pvcreate(Disk disk, DiskIdentity identity, List<String> taken, List<String> left) {
         // Neither -y nor -f: pvcreate itself refuses a disk that shows any signature by now.
         if (tool(disk, left, "pvcreate", List.of("--uuid", ClaimedPv.uuid(identity, group), "--norestorefile",
                 disk.path().toString()))) {
-            vgextend(disk, identity, added, left);
+            vgextend(disk, identity, taken, left);
         }
     }
 
-    private void vgextend(Disk disk, DiskIdentity identity, List<String> added, List<String> left) {
-        if (tool(disk, left, "vgextend", List.of(group, disk.path().toString()))) {
-            members.add(identity);
-            added.add(disk.path().toString());
+    private void vgextend(Disk disk, DiskIdentity identity, List<String> taken, List<String> left) {
+        if (tool(disk, left, "vgextend", List.of(group, disk.path().toString())) && recordAdded(disk, identity, left)) {
+            taken.add(disk.path().toString());
             LOG.log(System.Logger.Level.INFO, "pool '" + pool + "': disk " + describe(disk, identity)
                     + " is a physical volume of " + group + " now");
         }
+    }
+
+    /**
+     * Records that the group has the disk, so that a PV later found outside it was taken out (by
+     * the admin) rather than never put in (a crash), and is not added again. A crash between the
+     * vgextend and this record leaves a member without it, which the next pass records.
+     */
+    private boolean recordAdded(Disk disk, DiskIdentity identity, List<String> left) {
+        Path record = addedRecords.resolve(identity.key());
+        try {
+            if (!Files.exists(record)) {
+                Files.createDirectories(addedRecords);
+                AtomicFiles.write(record, "disk=" + identity + "\ngroup=" + group + "\nadded=" + clock.instant()
+                        + "\n");
+            }
+            members.add(identity);
+            return true;
+        } catch (IOException e) {
+            left.add(disk.path() + ": recording it as added to " + group + ": " + e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "pool '" + pool + "': recording " + describe(disk, identity)
+                    + " as added to " + group + ": " + e.getMessage());
+            return false;
+        }
+    }
+
+    /** Where an lvm pool records the disks it added to its group. */
+    public static Path addedDirectory(LvmPoolConfig config) {
+        return config.stateDirectory().resolve("grown");
+    }
+
+    /** Whether the pool recorded that it added this disk to its group. */
+    public static boolean added(LvmPoolConfig config, DiskIdentity disk) {
+        return Files.exists(addedDirectory(config).resolve(disk.key()));
     }
 
     private boolean tool(Disk disk, List<String> left, String verb, List<String> args) {
@@ -254,7 +294,7 @@ public final class LvmGrowth implements AutoCloseable {
         left.add(disk.path() + ": claimed for " + group + " but " + what + "; left alone");
         once("foreign " + claim.disk() + what, System.Logger.Level.WARNING, "pool '" + pool + "': disk "
                 + describe(disk, claim.disk()) + " was claimed for volume group " + group + " but " + what
-                + ", which hearth did not write; hearth will not touch it again. To give it back, remove "
+                + "; hearth will not touch it again. To give it back, remove "
                 + claims.directory().resolve(claim.disk().key() + ".claim"));
     }
 

@@ -91,8 +91,8 @@ public final class LvmPool implements Pool {
         this.blank = new BlankVolumes(config.stateDirectory().resolve("blank"));
         this.snapshotStore = new LvmSnapshots(this);
         // A pool opened to be looked at never grows its group, however often its capacity is asked.
-        this.growth = readOnly ? Optional.empty() : config.growth().map(g -> new LvmGrowth(config.name(),
-                config.volumeGroup(), g, lvm, new DiskScan(), Clock.systemUTC()));
+        this.growth = readOnly ? Optional.empty()
+                : config.growth().map(g -> new LvmGrowth(config, lvm, new DiskScan(), Clock.systemUTC()));
     }
 
     public static LvmPool open(LvmPoolConfig config) throws IOException {

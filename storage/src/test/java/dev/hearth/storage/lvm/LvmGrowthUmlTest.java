@@ -108,6 +108,7 @@ class LvmGrowthUmlTest {
         Path state = Files.createTempDirectory(Path.of("/run"), "hearth-growth-state");
         Map<String, Scenario> scenarios = new LinkedHashMap<>();
         scenarios.put("emptyDisksJoinTheGroupOnceAndNoOtherDiskIsTouched", () -> growsOntoEmptyDisks(state));
+        scenarios.put("aDiskTheAdminTookOutOfTheGroupIsNeverAddedAgain", () -> takenOut(state));
         scenarios.put("aClaimWithoutAPhysicalVolumeIsFinished", () -> claimWithoutPv(state));
         scenarios.put("aPhysicalVolumeNotYetInTheGroupIsFinished", () -> pvWithoutVgextend(state));
         scenarios.put("aClaimedDiskThatGainedAFilesystemIsNeverTouched", () -> claimedThenFormatted(state));
@@ -156,7 +157,7 @@ class LvmGrowthUmlTest {
         for (String name : List.of("ubdb", "ubdc")) {
             DiskClaims.Claim claim = claims.of(identity(name)).orElseThrow();
             assertThat(claim.pool()).isEqualTo("grow");
-            assertThat(ClaimedPv.of(claim, disk(name)).state()).isEqualTo(ClaimedPv.State.MEMBER);
+            assertThat(ClaimedPv.of(claim, disk(name), true).state()).isEqualTo(ClaimedPv.State.MEMBER);
             assertThat(lvm("pvs", "--noheadings", "-o", "pv_uuid", "/dev/" + name).strip())
                     .isEqualTo(ClaimedPv.uuid(identity(name), VG));
         }
@@ -171,20 +172,46 @@ class LvmGrowthUmlTest {
         assertThat(checksums("ubdd", "ubde", "ubdf")).as("the disks not taken, byte for byte").isEqualTo(before);
     }
 
+    /** After the first scenario: ubdb and ubdc are in the group, recorded as added by pool "grow". */
+    static void takenOut(Path state) throws Exception {
+        LvmPoolConfig config = config(state, "grow", VG, "/dev/ubd[a-f]");
+        Path record = LvmGrowth.addedDirectory(config).resolve(identity("ubdb").key());
+        assertThat(record).exists();
+        Files.delete(record); // as a crash between the vgextend and the record leaves it
+        assertThat(growthOnly(state, "grow", "/dev/ubd[a-f]").pass().added()).isEmpty();
+        assertThat(record).as("recorded again: the disk is in the group").exists();
+
+        lvm("vgreduce", VG, "/dev/ubdc");
+        LvmGrowth.Pass reduced = growthOnly(state, "grow", "/dev/ubd[a-f]").pass();
+        assertThat(reduced.added()).isEmpty();
+        assertThat(reduced.left()).contains("/dev/ubdc: claimed for " + VG + " but it was taken out of " + VG
+                + " (vgreduce); left alone");
+        assertThat(pvs()).containsExactly("/dev/ubda", "/dev/ubdb");
+
+        lvm("pvremove", "/dev/ubdc");
+        LvmGrowth.Pass removed = growthOnly(state, "grow", "/dev/ubd[a-f]").pass();
+        assertThat(removed.added()).isEmpty();
+        assertThat(removed.left()).contains("/dev/ubdc: claimed for " + VG + " but it was a physical volume of " + VG
+                + " and is no physical volume now (pvremove); left alone");
+        assertThat(pvs()).containsExactly("/dev/ubda", "/dev/ubdb");
+        assertThat(ClaimedPv.of(claimOf(state, "ubdc"), disk("ubdc"), LvmGrowth.added(config, identity("ubdc")))
+                .state()).isEqualTo(ClaimedPv.State.REMOVED);
+    }
+
     static void claimWithoutPv(Path state) throws Exception {
         claim(state, "crash", "ubdg");
         LvmGrowth growth = growthOnly(state, "crash", "/dev/ubdg");
         LvmGrowth.Pass pass = growth.pass();
         assertThat(pass.added()).containsExactly("/dev/ubdg");
         assertThat(pvs()).contains("/dev/ubdg");
-        assertThat(ClaimedPv.of(claimOf(state, "ubdg"), disk("ubdg")).state()).isEqualTo(ClaimedPv.State.MEMBER);
+        assertThat(ClaimedPv.of(claimOf(state, "ubdg"), disk("ubdg"), true).state()).isEqualTo(ClaimedPv.State.MEMBER);
         assertThat(growth.pass().added()).isEmpty();
     }
 
     static void pvWithoutVgextend(Path state) throws Exception {
         DiskClaims.Claim claim = claim(state, "crash", "ubdh");
         lvm("pvcreate", "--uuid", ClaimedPv.uuid(identity("ubdh"), VG), "--norestorefile", "/dev/ubdh");
-        assertThat(ClaimedPv.of(claim, disk("ubdh")).state()).isEqualTo(ClaimedPv.State.PREPARED);
+        assertThat(ClaimedPv.of(claim, disk("ubdh"), false).state()).isEqualTo(ClaimedPv.State.PREPARED);
 
         LvmGrowth.Pass pass = growthOnly(state, "crash", "/dev/ubdh").pass();
 
@@ -208,7 +235,7 @@ class LvmGrowthUmlTest {
         assertThat(pvs()).doesNotContain("/dev/ubdi");
         assertThat(checksums("ubdi")).isEqualTo(before);
         assertThat(claimOf(state, "ubdi")).as("the claim stays: no pool takes the disk").isEqualTo(claim);
-        assertThat(ClaimedPv.of(claim, disk("ubdi")).state()).isEqualTo(ClaimedPv.State.UNWRITTEN);
+        assertThat(ClaimedPv.of(claim, disk("ubdi"), false).state()).isEqualTo(ClaimedPv.State.UNWRITTEN);
     }
 
     static void missingGroup(Path state) throws Exception {
@@ -235,8 +262,8 @@ class LvmGrowthUmlTest {
 
     /** The growth alone, with no pass started behind the test's back. */
     static LvmGrowth growthOnly(Path state, String pool, String disks) {
-        return new LvmGrowth(pool, VG, config(state, pool, VG, disks).growth().orElseThrow(),
-                new Lvm(new dev.hearth.storage.tool.ToolRunner(), true), new DiskScan(), java.time.Clock.systemUTC());
+        return new LvmGrowth(config(state, pool, VG, disks), new Lvm(new dev.hearth.storage.tool.ToolRunner(), true),
+                new DiskScan(), java.time.Clock.systemUTC());
     }
 
     /** A claim as the pool makes it before writing anything: what a crash right after it leaves. */
