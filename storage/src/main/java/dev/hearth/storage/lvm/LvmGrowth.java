@@ -134,38 +134,43 @@ public final class LvmGrowth implements AutoCloseable {
                     finish(claim, disks, taken, left);
                 }
             }
-            Set<DiskIdentity> claimed = Set.copyOf(all.stream().map(DiskClaims.Claim::disk).toList());
-            Optional<Boolean> groupExists = Optional.empty();
-            for (Disk disk : disks) {
-                if (closed) {
-                    break;
-                }
-                Optional<DiskIdentity> identity = DiskIdentity.of(disk);
-                if (identity.isPresent() && (claimed.contains(identity.get()) || recentlyRefused(identity.get()))
-                        || growth.disks().refuses(disk).isPresent()) {
-                    continue;
-                }
-                DiskVerdict verdict = DiskAssessor.unclaimed(disk, identity, rule(), this::stopIfClosed);
-                if (!verdict.eligible()) {
-                    refuse(disk, identity, verdict, left);
-                    continue;
-                }
-                if (groupExists.isEmpty()) {
-                    groupExists = Optional.of(groupExists());
-                }
-                if (!groupExists.get()) {
-                    left.add(disk.path() + ": volume group " + group + " does not exist (hearth never creates it)");
-                    once("no-group", System.Logger.Level.WARNING, "pool '" + pool + "': volume group " + group
-                            + " does not exist on this node; hearth never creates it, so its eligible disks wait");
-                    break;
-                }
-                take(disk, identity.get(), taken, left);
-            }
+            takeEligible(disks, Set.copyOf(all.stream().map(DiskClaims.Claim::disk).toList()), taken, left);
             return new Pass(taken, left);
         } catch (CancellationException e) {
             return new Pass(List.of(), List.of("stopped: the pool is closing"));
         } finally {
             passing.unlock();
+        }
+    }
+
+    /** Takes each selected disk no one has claimed that is eligible, one at a time, if the group exists. */
+    private void takeEligible(List<Disk> disks, Set<DiskIdentity> claimed, List<String> taken, List<String> left)
+            throws IOException {
+        Optional<Boolean> groupExists = Optional.empty();
+        for (Disk disk : disks) {
+            if (closed) {
+                return;
+            }
+            Optional<DiskIdentity> identity = DiskIdentity.of(disk);
+            if (identity.isPresent() && (claimed.contains(identity.get()) || recentlyRefused(identity.get()))
+                    || growth.disks().refuses(disk).isPresent()) {
+                continue;
+            }
+            DiskVerdict verdict = DiskAssessor.unclaimed(disk, identity, rule(), this::stopIfClosed);
+            if (!verdict.eligible()) {
+                refuse(disk, identity, verdict, left);
+                continue;
+            }
+            if (groupExists.isEmpty()) {
+                groupExists = Optional.of(groupExists());
+            }
+            if (!groupExists.get()) {
+                left.add(disk.path() + ": volume group " + group + " does not exist (hearth never creates it)");
+                once("no-group", System.Logger.Level.WARNING, "pool '" + pool + "': volume group " + group
+                        + " does not exist on this node; hearth never creates it, so its eligible disks wait");
+                return;
+            }
+            take(disk, identity.get(), taken, left);
         }
     }
 
