@@ -9,9 +9,11 @@ import dev.hearth.storage.PoolConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import picocli.CommandLine.Command;
@@ -42,7 +44,8 @@ final class DisksCommand implements Callable<Integer> {
     @Option(names = "--pool", paramLabel = "SPEC",
             description = "A pool as hearth serve takes it (see hearth serve --help); repeat for several. The "
                     + "pools that take whole disks (an lvm pool with disks=, a device pool) give the verdicts; file "
-                    + "pools say which loop devices are volumes. Default: the pools of hearth serve without --pool.")
+                    + "pools say which loop devices are volumes. Default: the pools hearth serve recorded in the "
+                    + "state directory (serve.properties), else those of hearth serve without --pool.")
     List<String> pools = new ArrayList<>();
 
     @Option(names = {"-o", "--output"}, defaultValue = "table", paramLabel = "FORMAT",
@@ -62,16 +65,20 @@ final class DisksCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--output must be table or json, not '" + output + "'");
         }
         LogFormat.install(Level.WARNING);
-        Path state = stateDir.toAbsolutePath().normalize();
-        List<PoolConfig> configs = poolConfigs(state);
         PrintWriter err = spec.commandLine().getErr();
+        Optional<Pools> given = pools(stateDir.toAbsolutePath().normalize(), err);
+        if (given.isEmpty()) {
+            err.flush();
+            return 1;
+        }
         if (!root()) {
             err.println("hearth disks: not running as root: disks cannot be opened, so what their bytes say is "
                     + "unknown (unreadable) and the kernel cannot be asked whether something holds them");
         }
         DiskInspection inspection;
         try {
-            inspection = DiskInspection.of(new DiskScan().disks(), configs, state, probe);
+            inspection = DiskInspection.of(new DiskScan().disks(), given.get().configs(), given.get().stateDir(),
+                    probe);
         } catch (IOException e) {
             err.println("hearth disks: " + Directories.describe(e));
             err.flush();
@@ -84,17 +91,36 @@ final class DisksCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The --pool flags, or the pool serve has without any. */
-    private List<PoolConfig> poolConfigs(Path state) {
-        List<PoolConfig> configs = new ArrayList<>();
-        for (String pool : pools.isEmpty() ? List.of("name=default") : pools) {
+    /** The pools to judge the disks by, and the state directory they live under. */
+    private record Pools(List<PoolConfig> configs, Path stateDir) {}
+
+    /**
+     * The --pool flags; else those serve recorded; else, where no serve has run, the one it runs
+     * without --pool. Empty, having said why, when the record cannot be read.
+     */
+    private Optional<Pools> pools(Path state, PrintWriter err) {
+        if (!pools.isEmpty()) {
             try {
-                configs.add(PoolSpec.parse(pool, state).config());
+                return Optional.of(new Pools(parse(pools, state), state));
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(spec.commandLine(), e.getMessage());
             }
         }
-        return configs;
+        try {
+            ServeRecord record = ServeRecord.read(state);
+            return Optional.of(new Pools(parse(record.pools(), record.stateDir()), record.stateDir()));
+        } catch (NoSuchFileException e) {
+            return Optional.of(new Pools(parse(List.of("name=default"), state), state));
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("hearth disks: cannot read the pools of " + ServeRecord.file(state) + ": "
+                    + (e instanceof IOException io ? Directories.describe(io) : e.getMessage())
+                    + "; name them with --pool");
+            return Optional.empty();
+        }
+    }
+
+    private static List<PoolConfig> parse(List<String> specs, Path state) {
+        return specs.stream().map(spec -> PoolSpec.parse(spec, state).config()).toList();
     }
 
     private static boolean root() {

@@ -32,6 +32,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -172,6 +173,25 @@ class DisksCommandTest {
                 + "ext4 (backup copy) at offset 0x800438");
         assertThat(table.out()).contains("No pool takes whole disks (a device pool, or an lvm pool with disks=)");
         assertThat(state).as("nothing made").doesNotExist();
+    }
+
+    @Test
+    void withoutPoolFlagsThePoolsServeRecordedAreRead() throws Exception {
+        Path state = dir.resolve("state");
+        attach("empty", 64 * MIB);
+        Files.createDirectories(state);
+        new ServeRecord(List.of("name=files", "name=grow,kind=lvm,vg=vg0,disks=" + globs()), Optional.empty(), state,
+                "csi.hearth.dev", SINCE).write();
+
+        Run run = run("disks", "--state-dir", state.toString());
+
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(line(run, "empty")).endsWith("eligible for pool grow");
+        Files.writeString(ServeRecord.file(state), "format=9\n");
+        Run unreadable = run("disks", "--state-dir", state.toString());
+        assertThat(unreadable.exit()).isEqualTo(1);
+        assertThat(unreadable.err()).contains("hearth disks: cannot read the pools of " + ServeRecord.file(state)
+                + ": " + ServeRecord.file(state) + " has format 9").contains("name them with --pool");
     }
 
     @Test
