@@ -113,6 +113,7 @@ class LvmGrowthUmlTest {
         scenarios.put("aPhysicalVolumeNotYetInTheGroupIsFinished", () -> pvWithoutVgextend(state));
         scenarios.put("aClaimedDiskThatGainedAFilesystemIsNeverTouched", () -> claimedThenFormatted(state));
         scenarios.put("aGroupThatDoesNotExistIsNeverCreatedNorAnyDiskClaimed", () -> missingGroup(state));
+        scenarios.put("aPoolOpenedReadOnlyNeverGrows", () -> readOnly(state));
         for (var entry : scenarios.entrySet()) {
             System.out.println(MARKER + "-START " + entry.getKey());
             try {
@@ -250,6 +251,17 @@ class LvmGrowthUmlTest {
         assertThat(new DiskClaims(state.resolve("disks")).of(identity("ubdj"))).isEmpty();
         assertThat(lvm("vgs", "--noheadings", "-o", "vg_name").strip()).isEqualTo(VG);
         assertThat(checksums("ubdj")).isEqualTo(before);
+    }
+
+    /** ubdj is still empty and unclaimed after the scenario before. */
+    static void readOnly(Path state) throws Exception {
+        List<String> before = pvs();
+        try (LvmPool pool = LvmPool.openReadOnly(config(state, "peek", VG, "/dev/ubdj"))) {
+            assertThat(pool.growth()).isEmpty();
+            pool.capacity();
+        }
+        assertThat(new DiskClaims(state.resolve("disks")).of(identity("ubdj"))).isEmpty();
+        assertThat(pvs()).isEqualTo(before);
     }
 
     // ---- helpers
