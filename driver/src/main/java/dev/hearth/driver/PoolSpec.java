@@ -149,7 +149,7 @@ public record PoolSpec(PoolConfig config, boolean create) {
             }
             return java.util.Optional.empty();
         }
-        ZeroCheck check = value(spec, fields, "check", PoolSpec::zeroCheck, ZeroCheck.SAMPLED);
+        ZeroCheck check = value(spec, fields, "check", DevicePoolConfig::parseCheck, ZeroCheck.SAMPLED);
         try {
             DiskSelector selector = DiskSelector.parse(fields.get("disks"), fields.get("min-size"), fields.get("model"),
                     fields.get("rotational"));
@@ -157,15 +157,6 @@ public record PoolSpec(PoolConfig config, boolean create) {
         } catch (IllegalArgumentException | StorageException e) {
             throw invalid(spec, e.getMessage());
         }
-    }
-
-    /** {@code sampled} (the default) or {@code full}: how much of a disk must read as zeros before it is taken. */
-    static ZeroCheck zeroCheck(String text) {
-        return switch (text.toLowerCase(Locale.ROOT)) {
-            case "sampled" -> ZeroCheck.SAMPLED;
-            case "full" -> ZeroCheck.FULL;
-            default -> throw new IllegalArgumentException("must be sampled or full");
-        };
     }
 
     private static double ratio(String text) {

@@ -55,6 +55,11 @@ public record DevicePoolConfig(String name, DiskSelector selector, Wipe wipe, Ze
         return new DiskAssessor.Rule(name, selector, check);
     }
 
+    @Override
+    public java.util.Optional<DiskAssessor.Rule> diskRule() {
+        return java.util.Optional.of(rule());
+    }
+
     /** {@code sampled} or {@code full}, as the spec spells it. */
     public static ZeroCheck parseCheck(String text) {
         return switch (text.toLowerCase(Locale.ROOT)) {
