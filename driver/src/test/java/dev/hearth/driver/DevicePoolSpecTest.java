@@ -31,7 +31,7 @@ class DevicePoolSpecTest {
         assertThat(config.claimsDirectory()).isEqualTo(STATE.resolve("disks"));
         assertThat(spec.file()).isEmpty();
         assertThat(PoolReport.describe(config)).isEqualTo("nvme (kind device, disks=/dev/disk/by-id/nvme-*|/dev/sd[b-e],"
-                + "min-size=100.0 GiB,model=Samsung.*,rotational=false, wipe discard, check full)");
+                + "min-size=100Gi,model=Samsung.*,rotational=false, wipe discard, check full)");
     }
 
     @Test
