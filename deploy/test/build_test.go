@@ -20,6 +20,8 @@ var overlays = map[string]int{
 	"overlays/custom-pools": 22,
 	// default, the two LVM StorageClasses.
 	"overlays/lvm": 23,
+	// default and the whole-disk StorageClass.
+	"overlays/disks": 22,
 	// default and components/monitoring: a PodMonitor, a PrometheusRule, the dashboard's ConfigMap.
 	"overlays/monitoring": 24,
 }

@@ -96,6 +96,13 @@ func TestEveryPoolIsAFlagWithItsDirectoryFromTheHost(t *testing.T) {
 				}
 				continue
 			}
+			if specValue(env[pool], "kind") == "device" {
+				// Whole disks are found by their names in the node's /dev, which base/ mounts.
+				if specValue(env[pool], "disks") == "" {
+					t.Errorf("%s=%s: a device pool names its disks (disks=)", pool, env[pool])
+				}
+				continue
+			}
 			dir := specValue(env[pool], "dir")
 			if dir == "" {
 				t.Errorf("%s=%s: give the pool a dir, so that its place on the node is explicit", pool, env[pool])
@@ -117,9 +124,11 @@ func TestStorageClassesNameKnownPoolsAndParameters(t *testing.T) {
 		ds := one[*appsv1.DaemonSet](t, b, "hearth-node")
 		env := envOf(t, b, ds.Spec.Template.Spec.Containers[0])
 		pools := map[string]bool{}
+		grows := map[string]bool{} // whether the pool's volumes can expand: not a whole disk
 		for name, value := range env {
 			if strings.HasPrefix(name, "HEARTH_POOL_") {
 				pools[specValue(value, "name")] = true
+				grows[specValue(value, "name")] = specValue(value, "kind") != "device"
 			}
 		}
 		for _, sc := range all[*storagev1.StorageClass](b) {
@@ -129,8 +138,10 @@ func TestStorageClassesNameKnownPoolsAndParameters(t *testing.T) {
 			if sc.VolumeBindingMode == nil || *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
 				t.Errorf("StorageClass %s: volumeBindingMode is not WaitForFirstConsumer", sc.Name)
 			}
-			if sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
-				t.Errorf("StorageClass %s: allowVolumeExpansion is not true", sc.Name)
+			pool, named := sc.Parameters["hearth.dev/pool"]
+			expands := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
+			if want := !named || grows[pool]; expands != want {
+				t.Errorf("StorageClass %s: allowVolumeExpansion is %v; pool %q can expand: %v", sc.Name, expands, pool, want)
 			}
 			for key, value := range sc.Parameters {
 				switch {
