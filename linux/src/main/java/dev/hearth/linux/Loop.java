@@ -144,6 +144,14 @@ public final class Loop {
     }
 
     /**
+     * What one device is bound to now, from its own sysfs directory alone: empty if it is not
+     * configured (or does not exist). Costs the same however many loop devices the node has.
+     */
+    public static Optional<LoopAttachment> describe(LoopDevice device) throws IOException {
+        return describe(device, SYS_BLOCK.resolve("loop" + device.number()));
+    }
+
+    /**
      * The lowest-numbered device backed by exactly this file (symlinks resolved, as sysfs shows the
      * real path); devices whose backing file was deleted never match.
      */

@@ -75,7 +75,8 @@ public final class FilePool implements Pool {
     /** Held while the pool is open: one driver per pool directory; null for a pool opened read-only. */
     private final FileChannel ownership;
 
-    private FilePool(FilePoolConfig config, FileChannel ownership, ToolRunner tools, Freezer freezer) {
+    private FilePool(FilePoolConfig config, FileChannel ownership, ToolRunner tools, Freezer freezer,
+            LoopTable loopTable) {
         this.config = config;
         this.copier = new FrozenCopy(freezer);
         this.directory = config.directory();
@@ -85,7 +86,7 @@ public final class FilePool implements Pool {
         this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier, this::volumeContent,
                 ownership == null);
         this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
-        this.loops = new LoopAttachments(config.directIo());
+        this.loops = new LoopAttachments(config.directIo(), ownership != null, loopTable);
         this.ownership = ownership;
     }
 
@@ -99,6 +100,11 @@ public final class FilePool implements Pool {
      * directory must not clear away a create the first one has in flight.
      */
     public static FilePool open(FilePoolConfig config, ToolRunner tools) throws IOException {
+        return open(config, tools, LoopTable.SYSFS);
+    }
+
+    /** {@link #open(FilePoolConfig, ToolRunner)} reading and changing loop devices through {@code loopTable}. */
+    static FilePool open(FilePoolConfig config, ToolRunner tools, LoopTable loopTable) throws IOException {
         var owner = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
         Files.createDirectories(config.directory(), owner);
         Files.createDirectories(config.directory().resolve(SNAPSHOTS), owner);
@@ -117,7 +123,7 @@ public final class FilePool implements Pool {
         try {
             Freezer freezer = new Freezer(config.directory().resolve(FREEZES), Freezer.DEFAULT_LIMIT);
             freezer.thawLeftovers();
-            pool = new FilePool(config, ownership, tools, freezer);
+            pool = new FilePool(config, ownership, tools, freezer, loopTable);
         } catch (IOException | RuntimeException e) {
             ownership.close();
             throw e;
@@ -139,7 +145,7 @@ public final class FilePool implements Pool {
             throw new NoSuchFileException(config.directory().toString(), null, "no such directory");
         }
         return new FilePool(config, null, new ToolRunner(),
-                new Freezer(config.directory().resolve(FREEZES), Freezer.DEFAULT_LIMIT));
+                new Freezer(config.directory().resolve(FREEZES), Freezer.DEFAULT_LIMIT), LoopTable.SYSFS);
     }
 
     /** Refuses a change to a pool opened read-only. */

@@ -77,17 +77,21 @@ final class MountTable {
             return Optional.empty(); // no mount holds the device node: nothing can bind it either
         }
         MountEntry devices = containing.get();
-        // Finding the views reads sysfs for every loop device on the node (a file pool has one per
-        // volume in use); only a view that is bound somewhere matters, so that is done only when
-        // some mount binds a loop device's node.
+        // A view is a loop device: only binds of a loop device's node can be one, and each such node
+        // is asked alone (not every loop device on the node, of which a file pool has one per volume).
         String loopNodes = joinRoot(devices, Path.of("/dev/loop"));
-        boolean loopBound = entries.stream().anyMatch(entry -> entry.major() == devices.major()
-                && entry.minor() == devices.minor() && entry.root().startsWith(loopNodes));
-        List<Path> views = loopBound ? ReadOnlyViews.of(device) : List.of();
         return entries.stream()
-                .filter(entry -> binds(entry, devices, device) || views.stream().anyMatch(v -> binds(entry, devices, v)))
+                .filter(entry -> binds(entry, devices, device) || (entry.major() == devices.major()
+                        && entry.minor() == devices.minor() && entry.root().startsWith(loopNodes)
+                        && ReadOnlyViews.isViewOf(devices.mountPoint().resolve(relativeRoot(devices, entry)), device)))
                 .map(MountEntry::mountPoint)
                 .findFirst();
+    }
+
+    /** The path below the mount's own root that a bind mount of something inside it shows. */
+    private static String relativeRoot(MountEntry mount, MountEntry bind) {
+        String prefix = mount.root().equals("/") ? "/" : mount.root() + "/";
+        return bind.root().substring(prefix.length());
     }
 
     /** The device node a block publish bound at this mount, if it is a bind of something under /dev. */

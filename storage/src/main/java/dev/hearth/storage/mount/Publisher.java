@@ -117,7 +117,8 @@ final class Publisher {
     private static void checkBlockPublished(MountEntry entry, Path device, Path target, boolean readOnly) {
         MountEntry devices = MountTable.containing(device);
         boolean bindsDevice = MountTable.binds(entry, devices, device);
-        boolean bindsView = ReadOnlyViews.of(device).stream().anyMatch(view -> MountTable.binds(entry, devices, view));
+        boolean bindsView = !bindsDevice && MountTable.boundDevice(entry).filter(bound -> MountTable.binds(entry, devices, bound)
+                && ReadOnlyViews.isViewOf(bound, device)).isPresent();
         if (!bindsDevice && !bindsView) {
             throw new StorageException.Conflict("target path " + target + " already has another device mounted ("
                     + entry.source() + entry.root() + ")");
@@ -154,7 +155,7 @@ final class Publisher {
         }
         Optional<Path> bound = MountTable.boundDevice(entry);
         return device.isPresent() && bound.isPresent()
-                && (bound.get().equals(device.get()) || ReadOnlyViews.of(device.get()).contains(bound.get()));
+                && (bound.get().equals(device.get()) || ReadOnlyViews.isViewOf(bound.get(), device.get()));
     }
 
     /** Removes an empty directory or an empty regular file (what a publish makes); refuses anything else. */

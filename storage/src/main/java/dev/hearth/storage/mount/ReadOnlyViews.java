@@ -2,10 +2,11 @@ package dev.hearth.storage.mount;
 
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.List;
+import java.util.Optional;
 
 /**
  * Read-only loop devices layered over a volume's block device. The kernel ignores a bind mount's
@@ -26,32 +27,38 @@ final class ReadOnlyViews {
         }
     }
 
-    /** The read-only views currently layered over {@code device}. */
-    static List<Path> of(Path device) {
-        return loops().stream()
-                .filter(a -> a.readOnly() && a.backingFile().equals(device))
-                .map(a -> a.device().path())
-                .toList();
+    /**
+     * Whether {@code candidate} is a read-only view layered over {@code device}: read from the
+     * candidate's own sysfs directory, so the answer costs the same on a node with any number of
+     * loop devices.
+     */
+    static boolean isViewOf(Path candidate, Path device) {
+        return view(candidate).filter(a -> a.backingFile().equals(device)).isPresent();
     }
 
     /** Detaches {@code device} if it is one of our read-only views; any other device is left alone. */
     static void releaseIfView(Path device) {
-        for (LoopAttachment loop : loops()) {
-            if (loop.device().path().equals(device) && loop.readOnly() && loop.backingFile().startsWith("/dev/")) {
-                try {
-                    Loop.detach(loop.device());
-                } catch (IOException e) {
-                    throw new StorageException.Failed("detaching read-only view " + device + ": " + e.getMessage(), e);
-                }
+        Optional<LoopAttachment> view = view(device);
+        if (view.isPresent()) {
+            try {
+                Loop.detach(view.get().device());
+            } catch (IOException e) {
+                throw new StorageException.Failed("detaching read-only view " + device + ": " + e.getMessage(), e);
             }
         }
     }
 
-    private static List<LoopAttachment> loops() {
+    /** The device as a view: a read-only loop device whose backing file is a device node under /dev. */
+    private static Optional<LoopAttachment> view(Path device) {
+        Optional<LoopDevice> loop = LoopDevice.fromPath(device);
+        if (loop.isEmpty()) {
+            return Optional.empty();
+        }
         try {
-            return Loop.list();
+            return Loop.describe(loop.get())
+                    .filter(a -> a.readOnly() && !a.backingDeleted() && a.backingFile().startsWith("/dev/"));
         } catch (IOException e) {
-            throw new StorageException.Failed("reading loop devices: " + e.getMessage(), e);
+            throw new StorageException.Failed("reading loop device " + device + ": " + e.getMessage(), e);
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.hearth.storage.mount;
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.StorageException;
@@ -34,8 +35,8 @@ public final class VolumeHealth {
             return VolumeCondition.abnormal("the volume's device is not attached on this node any more");
         }
         try {
-            Optional<LoopAttachment> loop = Loop.list().stream()
-                    .filter(a -> a.device().path().equals(device.get())).findFirst();
+            Optional<LoopDevice> number = LoopDevice.fromPath(device.get());
+            Optional<LoopAttachment> loop = number.isPresent() ? Loop.describe(number.get()) : Optional.empty();
             if (loop.isPresent() && loop.get().backingDeleted()) {
                 return VolumeCondition.abnormal(device.get() + " serves a backing file that has been deleted: "
                         + loop.get().backingFile());
