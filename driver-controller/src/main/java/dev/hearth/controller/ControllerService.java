@@ -163,18 +163,30 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> response) {
-        // One listing per pool gives the volumes and their conditions (an lvm pool: one lvs).
-        java.util.Map<String, dev.hearth.storage.Pool.Listing> listings = new java.util.HashMap<>();
-        pools.all().forEach(p -> listings.put(p.name(), p.listing()));
-        List<Volume> volumes = listings.values().stream()
-                .flatMap(l -> l.volumes().stream())
-                .sorted(Comparator.comparing(v -> v.id().toString()))
+        // Only IDs are sorted and paged (a file pool names its volumes with one directory listing);
+        // then the page's volumes alone are read, with one listing per pool (an lvm pool: one lvs).
+        List<VolumeId> ids = pools.all().stream()
+                .flatMap(p -> p.ids().stream())
+                .sorted(Comparator.comparing(VolumeId::toString))
                 .toList();
-        Page<Volume> page = Page.of(volumes, v -> v.id().toString(), request.getStartingToken(),
+        Page<VolumeId> page = Page.of(ids, VolumeId::toString, request.getStartingToken(),
                 request.getMaxEntries(), token -> VolumeId.parse(token).isPresent());
+        java.util.Map<String, List<VolumeId>> byPool = page.entries().stream()
+                .collect(java.util.stream.Collectors.groupingBy(VolumeId::pool));
+        java.util.Map<VolumeId, Volume> found = new java.util.HashMap<>();
+        java.util.Map<String, Pool.Listing> listings = new java.util.HashMap<>();
+        byPool.forEach((name, wanted) -> pools.byName(name).ifPresent(pool -> {
+            Pool.Listing listing = pool.listing(wanted);
+            listings.put(name, listing);
+            listing.volumes().forEach(v -> found.put(v.id(), v));
+        }));
         ListVolumesResponse.Builder result = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
-        for (Volume volume : page.entries()) {
-            VolumeCondition condition = listings.get(volume.id().pool()).condition().apply(volume);
+        for (VolumeId id : page.entries()) {
+            Volume volume = found.get(id);
+            if (volume == null) {
+                continue; // deleted since the IDs were listed
+            }
+            VolumeCondition condition = listings.get(id.pool()).condition().apply(volume);
             result.addEntries(ListVolumesResponse.Entry.newBuilder().setVolume(toCsi(volume))
                     .setStatus(ListVolumesResponse.VolumeStatus.newBuilder().setVolumeCondition(
                             dev.hearth.csi.v1.VolumeCondition.newBuilder().setAbnormal(condition.abnormal())

@@ -555,6 +555,31 @@ class ControllerServiceTest extends DriverFixture {
     }
 
     @Test
+    void listVolumesReadsOnlyTheRecordsOfItsPage() throws java.io.IOException {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ids.add(create(request("pvc-" + i, MIB)).getVolumeId());
+        }
+        ids.sort(null);
+        // The last volume's record cannot be read (a directory in its place): a page without it must not try.
+        Path record = driver.poolDir().resolve(ids.get(2) + ".meta");
+        Path aside = driver.poolDir().resolve("aside");
+        Files.move(record, aside);
+        Files.createDirectory(record);
+        try {
+            ListVolumesResponse first = driver.controller().listVolumes(
+                    ListVolumesRequest.newBuilder().setMaxEntries(2).build());
+
+            assertThat(first.getEntriesList()).extracting(e -> e.getVolume().getVolumeId())
+                    .containsExactly(ids.get(0), ids.get(1));
+            assertThat(first.getNextToken()).isEqualTo(ids.get(2));
+        } finally {
+            Files.delete(record);
+            Files.move(aside, record);
+        }
+    }
+
+    @Test
     void listVolumesKeepsPagingWhenTheVolumeATokenNamesIsDeleted() {
         for (int i = 0; i < 3; i++) {
             create(request("pvc-" + i, MIB));

@@ -55,6 +55,25 @@ public interface Pool extends AutoCloseable {
         return new Listing(list(), volume -> condition(volume.id()));
     }
 
+    /**
+     * The IDs of the pool's volumes, in no particular order: what ListVolumes pages over. A pool
+     * that can name its volumes without reading their records (a file pool: one directory listing)
+     * says so here; the default lists them.
+     */
+    default List<VolumeId> ids() {
+        return list().stream().map(Volume::id).toList();
+    }
+
+    /**
+     * {@link #listing()} of only these volumes (those of them that still exist): one page of
+     * ListVolumes. A pool that reads its volumes one by one reads just these; the default lists all.
+     */
+    default Listing listing(java.util.Collection<VolumeId> ids) {
+        Listing all = listing();
+        java.util.Set<VolumeId> wanted = java.util.Set.copyOf(ids);
+        return new Listing(all.volumes().stream().filter(v -> wanted.contains(v.id())).toList(), all.condition());
+    }
+
     /** The volumes of a pool and how to tell the condition of each of them. */
     record Listing(List<Volume> volumes, java.util.function.Function<Volume, VolumeCondition> condition) {}
 

@@ -34,6 +34,12 @@ final class Allocation {
     private final FilePoolConfig config;
     private final List<Path> directories;
     private final Map<Path, Claim> claims = new ConcurrentHashMap<>();
+    /** Claims begun or ended so far: a listing made before the last of them is out of date. */
+    private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
+    private volatile ImageBytes lastListing;
+
+    /** Longer than any filesystem's timestamp granularity (ext4, xfs, btrfs: a clock tick, at most 10 ms). */
+    private static final java.time.Duration RACY = java.time.Duration.ofSeconds(1);
 
     /** A file that is to be {@code size} bytes long, {@code growth} more than it was when claimed. */
     private record Claim(long size, long growth) {}
@@ -43,11 +49,26 @@ final class Allocation {
         this.directories = List.copyOf(directories);
     }
 
+    /** The exact count, under the lock that claims take: what a claim is checked against. */
     synchronized Capacity capacity() {
+        return capacity(allocatedBytes());
+    }
+
+    /**
+     * The capacity to report (GetCapacity, metrics), without the claims' lock and, while the pool
+     * directories are unchanged, without listing them: their images' lengths summed at the last
+     * listing, with the claims in flight counted as {@link #capacity()} counts them. A report can
+     * be a claim behind the exact count for as long as a create takes; a claim is never checked
+     * against it.
+     */
+    Capacity reported() {
+        return capacity(Math.max(0, imageBytes().excluding(claims.keySet()) + claimedBytes()));
+    }
+
+    private Capacity capacity(long allocated) {
         FsStats fs = statvfs();
         long reserve = config.reserve().bytesOf(fs.totalBytes());
         long total = config.capacityBytes() > 0 ? config.capacityBytes() : Math.max(0, fs.totalBytes() - reserve);
-        long allocated = allocatedBytes();
         long pending = claims.values().stream().mapToLong(Claim::growth).sum();
         long free = fs.availableBytes() - reserve - pending;
         long available = Math.max(0, Math.min(total - allocated, free));
@@ -68,6 +89,7 @@ final class Allocation {
                     + " bytes available; " + purpose + " needs " + needed + " more");
         }
         claims.put(file, new Claim(size, Math.max(0, needed)));
+        changes.incrementAndGet();
     }
 
     /**
@@ -77,11 +99,86 @@ final class Allocation {
     synchronized void complete(Path partial, Path image) throws IOException {
         Files.move(partial, image, StandardCopyOption.ATOMIC_MOVE);
         claims.remove(partial);
+        changes.incrementAndGet();
     }
 
     /** Ends a claim whose operation failed or has completed; ending one twice is harmless. */
     synchronized void release(Path file) {
         claims.remove(file);
+        changes.incrementAndGet();
+    }
+
+    /** Claimed files at their claimed size, or their length if already longer. */
+    private long claimedBytes() {
+        long total = 0;
+        for (var claim : claims.entrySet()) {
+            total += Math.max(claim.getValue().size(), lengthOf(claim.getKey()));
+        }
+        return total;
+    }
+
+    /**
+     * The lengths of the pool's image files at one listing of its directories. An image's length
+     * changes only under a claim (create, expand, snapshot) and an image comes or goes only by a
+     * change to its directory: the sum stays good while no claim has begun or ended (the change
+     * count) and the directories' modification times are what they were. A listing made within
+     * {@link #RACY} of a directory's last change is not kept, since a change in the same tick of
+     * the filesystem's clock would leave the time as it was.
+     */
+    private ImageBytes imageBytes() {
+        ImageBytes cached = lastListing;
+        List<Long> stamps = directoryStamps();
+        long change = changes.get();
+        if (cached != null && cached.change() == change && cached.stamps().equals(stamps)) {
+            return cached;
+        }
+        long started = System.currentTimeMillis();
+        Map<Path, Long> lengths = new java.util.HashMap<>();
+        long sum = 0;
+        for (Path directory : directories) {
+            for (Path file : list(directory)) {
+                String name = file.getFileName().toString();
+                if (ImageFiles.ours(file) && !name.endsWith(ImageFiles.METADATA)
+                        && !name.endsWith(ImageFiles.METADATA_TMP)) {
+                    long length = lengthOf(file);
+                    lengths.put(file, length);
+                    sum += length;
+                }
+            }
+        }
+        ImageBytes listed = new ImageBytes(sum, lengths, stamps, change);
+        boolean settled = stamps.stream().allMatch(stamp -> stamp < started - RACY.toMillis());
+        if (settled && changes.get() == change && directoryStamps().equals(stamps)) {
+            lastListing = listed;
+        }
+        return listed;
+    }
+
+    /** The directories' modification times in milliseconds; -1 for one that is gone. */
+    private List<Long> directoryStamps() {
+        List<Long> stamps = new java.util.ArrayList<>(directories.size());
+        for (Path directory : directories) {
+            try {
+                stamps.add(Files.getLastModifiedTime(directory).toMillis());
+            } catch (NoSuchFileException e) {
+                stamps.add(-1L);
+            } catch (IOException e) {
+                throw new StorageException.Failed("reading pool directory " + directory + ": " + e.getMessage(), e);
+            }
+        }
+        return List.copyOf(stamps);
+    }
+
+    /** The images' total length at one listing, and each one's, to take out those now claimed. */
+    private record ImageBytes(long sum, Map<Path, Long> lengths, List<Long> stamps, long change) {
+
+        long excluding(java.util.Set<Path> claimed) {
+            long total = sum;
+            for (Path file : claimed) {
+                total -= lengths.getOrDefault(file, 0L);
+            }
+            return total;
+        }
     }
 
     private long allocatedBytes() {

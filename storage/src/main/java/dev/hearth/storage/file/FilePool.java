@@ -208,7 +208,7 @@ public final class FilePool implements Pool {
 
     @Override
     public Capacity capacity() {
-        return allocation.capacity();
+        return allocation.reported();
     }
 
     @Override
@@ -309,6 +309,22 @@ public final class FilePool implements Pool {
         return volumes.read(ImageFiles.of(directory, id).metadata(), text -> Metadata.decode(id, text));
     }
 
+    /** One listing of the pool directory; no record is read. */
+    @Override
+    public List<VolumeId> ids() {
+        return volumes.metadataFiles().stream()
+                .flatMap(file -> ImageFiles.volumeOwner(file, ImageFiles.METADATA).stream())
+                .filter(id -> id.pool().equals(name()))
+                .toList();
+    }
+
+    /** Reads the records of these volumes alone; each one's condition from the record just read. */
+    @Override
+    public Listing listing(java.util.Collection<VolumeId> ids) {
+        List<Volume> found = ids.stream().flatMap(id -> find(id).stream()).toList();
+        return new Listing(found, volume -> imageCondition(volume.id()));
+    }
+
     @Override
     public List<Volume> list() {
         return volumes.metadataFiles().stream()
@@ -394,6 +410,10 @@ public final class FilePool implements Pool {
     @Override
     public VolumeCondition condition(VolumeId id) {
         find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
+        return imageCondition(id);
+    }
+
+    private VolumeCondition imageCondition(VolumeId id) {
         Path image = ImageFiles.of(directory, id).image();
         if (!Files.exists(image)) {
             return VolumeCondition.abnormal("the volume's image file " + image + " is missing");

@@ -281,6 +281,32 @@ class FilePoolTest {
     }
 
     @Test
+    void capacityReportedFromAnEarlierListingFollowsImagesThatComeAndGoBesideThePool() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, THIN));
+        settle(dir.resolve("pool"));
+        settle(dir.resolve("pool").resolve(FilePool.SNAPSHOTS));
+        Capacity listed = pool.capacity(); // the directories changed long ago: this listing is kept
+        Capacity again = pool.capacity();
+
+        Files.delete(image(volume.id())); // not through the pool: only the directory's time says so
+        Capacity afterDelete = pool.capacity();
+        pool.create(request("pvc-2", 32 * MIB, 0, THIN));
+        Capacity afterCreate = pool.capacity();
+
+        assertThat(listed.allocatedBytes()).isEqualTo(16 * MIB);
+        assertThat(again).isEqualTo(listed);
+        assertThat(afterDelete.allocatedBytes()).isZero();
+        assertThat(afterCreate.allocatedBytes()).isEqualTo(32 * MIB);
+        assertThat(afterCreate.availableBytes()).isEqualTo(32 * MIB);
+    }
+
+    /** Makes a directory look last changed an hour ago. */
+    private static void settle(Path directory) throws IOException {
+        Files.setLastModifiedTime(directory, java.nio.file.attribute.FileTime.from(Instant.now().minusSeconds(3600)));
+    }
+
+    @Test
     void availableIsNeverNegativeWhenThePoolShrankBelowItsVolumes() throws IOException {
         open(16 * MIB, Provisioning.THIN).create(request("pvc-1", 12 * MIB, 0, Map.of()));
 
