@@ -94,9 +94,16 @@ final class MountTable {
         return bind.root().substring(prefix.length());
     }
 
+    /** The mounts stacked exactly at {@code path}, bottom first: the last is the one a lookup sees. */
+    List<MountEntry> stackAt(Path path) {
+        Optional<MountEntry> top = at(path);
+        return top.isEmpty() ? List.of()
+                : entries.stream().filter(e -> e.mountPoint().equals(top.get().mountPoint())).toList();
+    }
+
     /** The device node a block publish bound at this mount, if it is a bind of something under /dev. */
-    static Optional<Path> boundDevice(MountEntry entry) {
-        MountEntry devices = containing(Path.of("/dev"));
+    Optional<Path> boundDevice(MountEntry entry) {
+        MountEntry devices = mountContaining(Path.of("/dev"));
         if (entry.major() != devices.major() || entry.minor() != devices.minor() || !devices.root().equals("/")) {
             return Optional.empty();
         }

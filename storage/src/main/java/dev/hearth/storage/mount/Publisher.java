@@ -14,6 +14,7 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -34,7 +35,8 @@ final class Publisher {
      * would stay alive and frozen with no path left to thaw it, holding its device for good.
      */
     static void unstage(Path staging, Optional<Path> device) {
-        Optional<MountEntry> mounted = MountTable.mountAt(staging);
+        MountTable table = MountTable.read(); // one read, unless several mounts are stacked there
+        Optional<MountEntry> mounted = table.at(staging);
         if (mounted.isPresent() && !isDevice(mounted.get(), device)) {
             throw new StorageException.Precondition("staging path " + Quoted.of(staging) + " has "
                     + Quoted.of(mounted.get().source()) + " mounted, which is not this volume's"
@@ -50,7 +52,7 @@ final class Publisher {
                 LOG.log(System.Logger.Level.DEBUG, () -> "thaw before unstaging " + staging + ": " + e.getMessage());
             }
         }
-        unmountAll(staging, entry -> isDevice(entry, device));
+        unmountAll(staging, table, (entry, now) -> isDevice(entry, device));
     }
 
     /** Whether the mount is of the volume's device, as a stage or a filesystem publish makes it. */
@@ -117,7 +119,7 @@ final class Publisher {
     private static void checkBlockPublished(MountEntry entry, Path device, Path target, boolean readOnly) {
         MountEntry devices = MountTable.containing(device);
         boolean bindsDevice = MountTable.binds(entry, devices, device);
-        boolean bindsView = !bindsDevice && MountTable.boundDevice(entry).filter(bound -> MountTable.binds(entry, devices, bound)
+        boolean bindsView = !bindsDevice && MountTable.read().boundDevice(entry).filter(bound -> MountTable.binds(entry, devices, bound)
                 && ReadOnlyViews.isViewOf(bound, device)).isPresent();
         if (!bindsDevice && !bindsView) {
             throw new StorageException.Conflict("target path " + target + " already has another device mounted ("
@@ -136,24 +138,25 @@ final class Publisher {
      * removed: whatever a request names, hearth takes away only what its publish made.
      */
     static void unpublish(Path target, Optional<Path> device) {
-        Optional<MountEntry> mounted = MountTable.mountAt(target);
-        Optional<Path> boundDevice = mounted.flatMap(MountTable::boundDevice);
-        if (mounted.isPresent() && !published(mounted.get(), device)) {
+        MountTable table = MountTable.read(); // one read, unless several mounts are stacked there
+        Optional<MountEntry> mounted = table.at(target);
+        Optional<Path> boundDevice = mounted.flatMap(table::boundDevice);
+        if (mounted.isPresent() && !published(mounted.get(), device, table)) {
             throw new StorageException.Precondition("target path " + Quoted.of(target) + " has "
                     + Quoted.of(mounted.get().source() + mounted.get().root()) + " mounted, which is not this volume's"
                     + "; hearth unmounts only what it mounted");
         }
-        unmountAll(target, entry -> published(entry, device));
+        unmountAll(target, table, (entry, now) -> published(entry, device, now));
         boundDevice.ifPresent(ReadOnlyViews::releaseIfView);
         removePublishTarget(target);
     }
 
     /** Whether the mount is a publish of the device: its filesystem, its device node, or its read-only view. */
-    private static boolean published(MountEntry entry, Optional<Path> device) {
+    private static boolean published(MountEntry entry, Optional<Path> device, MountTable table) {
         if (isDevice(entry, device)) {
             return true;
         }
-        Optional<Path> bound = MountTable.boundDevice(entry);
+        Optional<Path> bound = table.boundDevice(entry);
         return device.isPresent() && bound.isPresent()
                 && (bound.get().equals(device.get()) || ReadOnlyViews.isViewOf(bound.get(), device.get()));
     }
@@ -206,12 +209,23 @@ final class Publisher {
         }
     }
 
-    /** Unmounts the mounts stacked at {@code path}, top first, while each is {@code ours}. */
-    private static void unmountAll(Path path, java.util.function.Predicate<MountEntry> ours) {
+    /**
+     * Unmounts the mounts stacked at {@code path}, top first, while each is {@code ours} (asked with
+     * the table it was found in). The table read before answers for a path with one mount or none;
+     * after an unmount where more were stacked, the table is read again to see what is on top now.
+     */
+    private static void unmountAll(Path path, MountTable table,
+            java.util.function.BiPredicate<MountEntry, MountTable> ours) {
         try {
-            for (Optional<MountEntry> top = MountInfo.at(path); top.isPresent() && ours.test(top.get());
-                    top = MountInfo.at(path)) {
+            MountTable now = table;
+            List<MountEntry> stack = now.stackAt(path);
+            while (!stack.isEmpty() && ours.test(stack.getLast(), now)) {
                 Mounts.unmount(path);
+                if (stack.size() == 1) {
+                    return;
+                }
+                now = MountTable.read();
+                stack = now.stackAt(path);
             }
         } catch (LinuxException e) {
             if (e.errno() == Errno.EBUSY) {
@@ -222,8 +236,6 @@ final class Publisher {
                         + " reached: a mount over a directory above it hides it; unmount that first");
             }
             throw new StorageException.Failed("unmounting " + path + ": " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
         }
     }
 }
