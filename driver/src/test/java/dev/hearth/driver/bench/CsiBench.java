@@ -1,0 +1,486 @@
+package dev.hearth.driver.bench;
+
+import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.ControllerGetCapabilitiesRequest;
+import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.GetCapacityRequest;
+import dev.hearth.csi.v1.GetPluginCapabilitiesRequest;
+import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.ListVolumesRequest;
+import dev.hearth.csi.v1.ListVolumesResponse;
+import dev.hearth.csi.v1.NodeGetCapabilitiesRequest;
+import dev.hearth.csi.v1.NodeGetInfoRequest;
+import dev.hearth.csi.v1.NodeGetVolumeStatsRequest;
+import dev.hearth.csi.v1.NodeGrpc;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodeServiceCapability;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
+import dev.hearth.csi.v1.ProbeRequest;
+import dev.hearth.csi.v1.ProbeResponse;
+import dev.hearth.csi.v1.ValidateVolumeCapabilitiesRequest;
+import dev.hearth.csi.v1.VolumeCapability;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import java.io.File;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The one CSI client of test/bench/csi: it starts a driver (hearth, csi-driver-host-path, any CSI
+ * plugin) from the command line it is given, and drives it over its unix socket the way the
+ * external-provisioner and the kubelet would, timing each RPC. It knows nothing of the driver it
+ * talks to, so the numbers of different drivers come from the same client code.
+ *
+ * <p>Arguments: {@code key=value...} and then {@code -- COMMAND...}, the driver's command line. Keys:
+ * {@code socket} (the path the driver serves), {@code work} (a directory for staging and target
+ * paths), {@code do} (a comma list of scenarios, run in this order: ready, first, lifecycle, rpcs,
+ * burst, many, hold, restart), {@code rounds}, {@code size} (bytes of a lifecycle's volume), {@code burst}
+ * (how many concurrent creates), {@code many} (how many volumes for many/restart), {@code params}
+ * (CreateVolume parameters, {@code k=v;k=v}).
+ *
+ * <p>Output, one result per line, for test/bench/csi to tabulate: {@code KEY MILLIS}, where one key
+ * may be printed once per round ({@code fs.NodeStageVolume 41.2}); the script takes medians.
+ */
+public final class CsiBench {
+
+    private static final long MIB = 1L << 20;
+
+    private final Map<String, String> options;
+    private final List<String> command;
+    private final Path socket;
+    private final Path work;
+    private volatile Process driver;
+    private ManagedChannel channel;
+    private boolean stages;
+    private int serial;
+
+    private CsiBench(Map<String, String> options, List<String> command) {
+        this.options = options;
+        this.command = command;
+        this.socket = Path.of(options.get("socket"));
+        this.work = Path.of(options.get("work"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        int dash = Arrays.asList(args).indexOf("--");
+        Map<String, String> options = new HashMap<>();
+        for (String arg : Arrays.asList(args).subList(0, dash)) {
+            int eq = arg.indexOf('=');
+            options.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        CsiBench bench = new CsiBench(options, List.of(args).subList(dash + 1, args.length));
+        // A client stopped by a signal (the script's clean-up, Ctrl-C) still stops its driver.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Process driver = bench.driver;
+            if (driver != null && driver.isAlive()) {
+                driver.destroy();
+                try {
+                    if (!driver.waitFor(20, TimeUnit.SECONDS)) {
+                        driver.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    driver.destroyForcibly();
+                }
+            }
+        }));
+        try {
+            bench.run(List.of(options.getOrDefault("do", "ready").split(",")));
+        } finally {
+            bench.stop();
+        }
+    }
+
+    private void run(List<String> scenarios) throws Exception {
+        int rounds = Integer.parseInt(options.getOrDefault("rounds", "20"));
+        long size = Long.parseLong(options.getOrDefault("size", String.valueOf(1L << 30)));
+        start("ready");
+        if (scenarios.contains("ready")) {
+            Thread.sleep(2000);
+            print("rss", rssMib());
+        }
+        var node = NodeGrpc.newBlockingStub(channel);
+        stages = node.nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
+                .stream().anyMatch(c -> c.getRpc().getType() == NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
+        if (scenarios.contains("first")) {
+            print("first", lifecycle(true, size).get("total"));
+        }
+        if (scenarios.contains("lifecycle")) {
+            lifecycle(true, size); // the first of each kind is not counted
+            lifecycle(false, size);
+            for (int round = 0; round < rounds; round++) {
+                lifecycle(true, size).forEach((step, ms) -> print("fs." + step, ms));
+                lifecycle(false, size).forEach((step, ms) -> print("block." + step, ms));
+            }
+        }
+        if (scenarios.contains("rpcs")) {
+            rpcs(rounds, size);
+        }
+        if (scenarios.contains("burst")) {
+            burst(Integer.parseInt(options.getOrDefault("burst", "64")), Math.max(rounds, 5));
+        }
+        if (scenarios.contains("many")) {
+            many(Integer.parseInt(options.getOrDefault("many", "1000")), Math.max(rounds, 3));
+        }
+        if (scenarios.contains("hold")) {
+            hold(size);
+        }
+        if (scenarios.contains("restart")) {
+            stop();
+            start("restart");
+        }
+    }
+
+    private void print(String key, double millis) {
+        System.out.printf(Locale.ROOT, "%s %.2f%n", key, millis);
+        System.out.flush();
+    }
+
+    // ---- the driver's process
+
+    /** Starts the driver and prints KEY and the milliseconds until its Probe answered ready. */
+    private void start(String key) throws Exception {
+        Files.deleteIfExists(socket);
+        long t0 = System.nanoTime();
+        driver = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(work.resolve("driver.log").toFile()))
+                .redirectErrorStream(true).start();
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            if (!driver.isAlive()) {
+                throw new IllegalStateException("the driver exited " + driver.exitValue() + "; see " + work.resolve("driver.log"));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the driver did not get ready in 60 s; see " + work.resolve("driver.log"));
+            }
+            if (accepts()) {
+                channel = channel();
+                try {
+                    ProbeResponse probe = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+                            .probe(ProbeRequest.getDefaultInstance());
+                    if (!probe.hasReady() || probe.getReady().getValue()) {
+                        break;
+                    }
+                } catch (RuntimeException notYet) {
+                    // serving but not yet answering: a fresh channel next time, free of grpc's reconnect backoff
+                }
+                channel.shutdownNow();
+            }
+            Thread.sleep(2);
+        }
+        print(key, (System.nanoTime() - t0) / 1e6);
+    }
+
+    private boolean accepts() {
+        if (!Files.exists(socket)) {
+            return false;
+        }
+        try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+            return true;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private ManagedChannel channel() {
+        var builder = Grpc.newChannelBuilder("unix://" + socket, InsecureChannelCredentials.create());
+        if (builder instanceof NettyChannelBuilder netty) {
+            netty.withOption(ChannelOption.SO_KEEPALIVE, null);
+        }
+        return builder.build();
+    }
+
+    private void stop() throws Exception {
+        if (channel != null) {
+            channel.shutdownNow();
+            channel = null;
+        }
+        if (driver != null && driver.isAlive()) {
+            driver.destroy();
+            if (!driver.waitFor(30, TimeUnit.SECONDS)) {
+                driver.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    private double rssMib() throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(driver.pid()), "status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+            }
+        }
+        return Double.NaN;
+    }
+
+    // ---- scenarios
+
+    private static VolumeCapability capability(boolean filesystem) {
+        var builder = VolumeCapability.newBuilder().setAccessMode(VolumeCapability.AccessMode.newBuilder()
+                .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER));
+        return filesystem ? builder.setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4")).build()
+                : builder.setBlock(VolumeCapability.BlockVolume.getDefaultInstance()).build();
+    }
+
+    private CreateVolumeRequest create(String name, boolean filesystem, long size) {
+        var request = CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(capability(filesystem))
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(size));
+        String params = options.getOrDefault("params", "");
+        for (String kv : params.isEmpty() ? new String[0] : params.split(";")) {
+            request.putParameters(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+        }
+        return request.build();
+    }
+
+    /** The six RPCs of one volume's life, each timed; "total" is the whole. */
+    private Map<String, Double> lifecycle(boolean filesystem, long size) throws Exception {
+        var controller = ControllerGrpc.newBlockingStub(channel);
+        var node = NodeGrpc.newBlockingStub(channel);
+        String name = "bench-" + ProcessHandle.current().pid() + "-" + serial++;
+        VolumeCapability capability = capability(filesystem);
+        Path staging = Files.createDirectories(work.resolve("staging").resolve(name));
+        Path target = Files.createDirectories(work.resolve("pods").resolve(name)).resolve("target");
+        Map<String, Double> millis = new java.util.LinkedHashMap<>();
+        long start = System.nanoTime();
+        String id = time(millis, "CreateVolume", () -> controller.createVolume(create(name, filesystem, size))
+                .getVolume().getVolumeId());
+        if (stages) {
+            time(millis, "NodeStageVolume", () -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder()
+                    .setVolumeId(id).setStagingTargetPath(staging.toString()).setVolumeCapability(capability).build()));
+        }
+        var publish = NodePublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString())
+                .setVolumeCapability(capability);
+        if (stages) {
+            publish.setStagingTargetPath(staging.toString());
+        }
+        time(millis, "NodePublishVolume", () -> node.nodePublishVolume(publish.build()));
+        time(millis, "NodeUnpublishVolume", () -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder()
+                .setVolumeId(id).setTargetPath(target.toString()).build()));
+        if (stages) {
+            time(millis, "NodeUnstageVolume", () -> node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder()
+                    .setVolumeId(id).setStagingTargetPath(staging.toString()).build()));
+        }
+        time(millis, "DeleteVolume", () -> controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+        millis.put("total", (System.nanoTime() - start) / 1e6);
+        return millis;
+    }
+
+    private static <T> T time(Map<String, Double> millis, String rpc, Supplier<T> call) {
+        long start = System.nanoTime();
+        T result = call.get();
+        millis.put(rpc, (System.nanoTime() - start) / 1e6);
+        return result;
+    }
+
+    /** Every other RPC, against one published filesystem volume, ROUNDS times each. */
+    private void rpcs(int rounds, long size) throws Exception {
+        var identity = IdentityGrpc.newBlockingStub(channel);
+        var controller = ControllerGrpc.newBlockingStub(channel);
+        var node = NodeGrpc.newBlockingStub(channel);
+        String name = "bench-rpcs-" + ProcessHandle.current().pid();
+        Path staging = Files.createDirectories(work.resolve("staging").resolve(name));
+        Path target = Files.createDirectories(work.resolve("pods").resolve(name)).resolve("target");
+        String id = controller.createVolume(create(name, true, size)).getVolume().getVolumeId();
+        if (stages) {
+            node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging.toString()).setVolumeCapability(capability(true)).build());
+        }
+        var publish = NodePublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString())
+                .setVolumeCapability(capability(true));
+        if (stages) {
+            publish.setStagingTargetPath(staging.toString());
+        }
+        node.nodePublishVolume(publish.build());
+        Map<String, Supplier<Object>> calls = new java.util.LinkedHashMap<>();
+        calls.put("Probe", () -> identity.probe(ProbeRequest.getDefaultInstance()));
+        calls.put("GetPluginInfo", () -> identity.getPluginInfo(GetPluginInfoRequest.getDefaultInstance()));
+        calls.put("GetPluginCapabilities", () -> identity.getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()));
+        calls.put("ControllerGetCapabilities", () -> controller.controllerGetCapabilities(ControllerGetCapabilitiesRequest.getDefaultInstance()));
+        calls.put("NodeGetCapabilities", () -> node.nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()));
+        calls.put("NodeGetInfo", () -> node.nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()));
+        calls.put("GetCapacity", () -> controller.getCapacity(GetCapacityRequest.newBuilder()
+                .addVolumeCapabilities(capability(true)).build()));
+        calls.put("ListVolumes", () -> listAll(controller, 100));
+        calls.put("ValidateVolumeCapabilities", () -> controller.validateVolumeCapabilities(
+                ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId(id).addVolumeCapabilities(capability(true)).build()));
+        calls.put("NodeGetVolumeStats", () -> node.nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder()
+                .setVolumeId(id).setVolumePath(target.toString()).build()));
+        calls.forEach((rpc, call) -> {
+            try {
+                call.get(); // warm
+            } catch (RuntimeException unsupported) {
+                System.err.println(rpc + ": " + unsupported.getMessage());
+                return;
+            }
+            for (int round = 0; round < rounds; round++) {
+                long start = System.nanoTime();
+                call.get();
+                print("rpc." + rpc, (System.nanoTime() - start) / 1e6);
+            }
+        });
+        node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString()).build());
+        if (stages) {
+            node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging.toString()).build());
+        }
+        controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    }
+
+    /**
+     * A filesystem and a block volume of SIZE, staged and published; prints {@code path.fs TARGET}
+     * and {@code path.block TARGET}, waits until the file WORK/release exists (the script runs fio
+     * meanwhile), then takes both down.
+     */
+    private void hold(long size) throws Exception {
+        var controller = ControllerGrpc.newBlockingStub(channel);
+        var node = NodeGrpc.newBlockingStub(channel);
+        List<Runnable> undo = new ArrayList<>();
+        for (boolean filesystem : new boolean[] {true, false}) {
+            String kind = filesystem ? "fs" : "block";
+            String name = "bench-hold-" + kind;
+            Path staging = Files.createDirectories(work.resolve("staging").resolve(name));
+            Path target = Files.createDirectories(work.resolve("pods").resolve(name)).resolve("target");
+            String id = controller.createVolume(create(name, filesystem, size)).getVolume().getVolumeId();
+            undo.addFirst(() -> controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+            if (stages) {
+                node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                        .setStagingTargetPath(staging.toString()).setVolumeCapability(capability(filesystem)).build());
+                undo.addFirst(() -> node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                        .setStagingTargetPath(staging.toString()).build()));
+            }
+            var publish = NodePublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString())
+                    .setVolumeCapability(capability(filesystem));
+            if (stages) {
+                publish.setStagingTargetPath(staging.toString());
+            }
+            node.nodePublishVolume(publish.build());
+            undo.addFirst(() -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                    .setTargetPath(target.toString()).build()));
+            System.out.println("path." + kind + " " + target);
+        }
+        System.out.flush();
+        try {
+            Path release = work.resolve("release");
+            while (!Files.exists(release) && driver.isAlive()) {
+                Thread.sleep(50);
+            }
+        } finally {
+            undo.forEach(Runnable::run);
+        }
+    }
+
+    private static int listAll(ControllerGrpc.ControllerBlockingStub controller, int page) {
+        int count = 0;
+        String token = "";
+        do {
+            ListVolumesResponse response = controller.listVolumes(ListVolumesRequest.newBuilder().setMaxEntries(page)
+                    .setStartingToken(token).build());
+            count += response.getEntriesCount();
+            token = response.getNextToken();
+        } while (!token.isEmpty());
+        return count;
+    }
+
+    /**
+     * SINGLES sequential CreateVolume calls (the single-call p50), then COUNT at once from COUNT
+     * threads: each call's latency (p50, p99) and the burst's wall time. 1 MiB volumes, deleted after.
+     */
+    private void burst(int count, int singles) throws Exception {
+        var controller = ControllerGrpc.newBlockingStub(channel);
+        List<Double> single = new ArrayList<>();
+        List<String> ids = new ArrayList<>();
+        String prefix = "bench-burst-" + ProcessHandle.current().pid() + "-";
+        for (int i = 0; i < singles; i++) {
+            long start = System.nanoTime();
+            ids.add(controller.createVolume(create(prefix + "single-" + i, true, MIB)).getVolume().getVolumeId());
+            single.add((System.nanoTime() - start) / 1e6);
+        }
+        print("burst.single_p50", percentile(single, 50));
+        ExecutorService pool = Executors.newFixedThreadPool(count);
+        CountDownLatch ready = new CountDownLatch(count);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<double[]>> calls = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String name = prefix + i;
+            calls.add(pool.submit(() -> {
+                ready.countDown();
+                go.await();
+                long start = System.nanoTime();
+                String id = controller.createVolume(create(name, true, MIB)).getVolume().getVolumeId();
+                synchronized (ids) {
+                    ids.add(id);
+                }
+                return new double[] {(System.nanoTime() - start) / 1e6};
+            }));
+        }
+        ready.await();
+        long start = System.nanoTime();
+        go.countDown();
+        List<Double> latencies = new ArrayList<>();
+        for (Future<double[]> call : calls) {
+            latencies.add(call.get()[0]);
+        }
+        print("burst.wall", (System.nanoTime() - start) / 1e6);
+        pool.shutdown();
+        print("burst.p50", percentile(latencies, 50));
+        print("burst.p99", percentile(latencies, 99));
+        for (String id : ids) {
+            controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        }
+    }
+
+    /** COUNT volumes of 1 MiB, left in place; then GetCapacity and ListVolumes (pages of 100), ROUNDS times. */
+    private void many(int count, int rounds) throws Exception {
+        var controller = ControllerGrpc.newBlockingStub(channel);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<Future<?>> creates = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String name = "bench-many-" + i;
+            creates.add(pool.submit(() -> controller.createVolume(create(name, true, MIB))));
+        }
+        for (Future<?> create : creates) {
+            create.get();
+        }
+        pool.shutdown();
+        var request = GetCapacityRequest.newBuilder().addVolumeCapabilities(capability(true)).build();
+        controller.getCapacity(request);
+        int listed = listAll(controller, 100);
+        System.out.println("many.listed " + listed);
+        for (int round = 0; round < rounds; round++) {
+            long start = System.nanoTime();
+            controller.getCapacity(request);
+            print("many.GetCapacity", (System.nanoTime() - start) / 1e6);
+            start = System.nanoTime();
+            listAll(controller, 100);
+            print("many.ListVolumes", (System.nanoTime() - start) / 1e6);
+        }
+    }
+
+    private static double percentile(List<Double> values, int p) {
+        List<Double> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(index, sorted.size() - 1)));
+    }
+}

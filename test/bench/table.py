@@ -1,0 +1,126 @@
+"""Prints test/bench/csi's tables from its results file: one line per measurement, LABEL KEY VALUE,
+LABEL being the driver's run (hearth, floor, hostpath, hearth-image, hearth-1cpu, floor@200, ...).
+Medians throughout; ratios are of the medians of this one run."""
+import statistics
+import sys
+from collections import defaultdict
+
+(results, rounds, burst, many, loops, fio_seconds, hostpath_name, hostpath_why,
+ load_start, load_end, facts_file) = sys.argv[1:12]
+values = defaultdict(list)
+for line in open(results):
+    parts = line.split()
+    if len(parts) == 3:
+        try:
+            values[(parts[0], parts[1])].append(float(parts[2]))
+        except ValueError:
+            pass
+have_hostpath = bool(hostpath_name)
+
+
+def med(label, key):
+    v = values.get((label, key))
+    return statistics.median(v) if v else None
+
+
+def ms(x, unit=" ms"):
+    if x is None:
+        return ""
+    if x >= 1000 and unit == " ms":
+        return f"{x / 1000:.2f} s"
+    return f"{x:.1f}{unit}" if x < 100 else f"{x:.0f}{unit}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else ""
+
+
+def row(*cells):
+    print("| " + " | ".join(cells) + " |")
+
+
+hp_head = "host-path" if have_hostpath else "host-path (not built)"
+print()
+print(f"Medians of {rounds} rounds after a first round; 1 GiB volumes; hearth on its default file pool; "
+      f"host-path: {hostpath_name or 'not built: ' + hostpath_why}")
+print(f"load at start: {load_start}; at end: {load_end}")
+print()
+row("", "hearth", "floor script", hp_head, "hearth / floor", "hearth / host-path")
+row(*["---"] * 6)
+for title, key in [("filesystem lifecycle (create → stage → publish → unpublish → unstage → delete)", "fs.total"),
+                   ("of which NodeStageVolume", "fs.NodeStageVolume"),
+                   ("raw block lifecycle", "block.total")]:
+    h, f, p = med("hearth", key), med("floor", key), med("hostpath", key)
+    row(title, ms(h), ms(f), ms(p), ratio(h, f), ratio(h, p))
+for kind in ("fs", "block"):
+    for step in ("CreateVolume", "NodeStageVolume", "NodePublishVolume", "NodeUnpublishVolume",
+                 "NodeUnstageVolume", "DeleteVolume"):
+        h, f, p = med("hearth", f"{kind}.{step}"), med("floor", f"{kind}.{step}"), med("hostpath", f"{kind}.{step}")
+        if h is not None or p is not None:
+            row(f"  {'filesystem' if kind == 'fs' else 'block'}: {step}", ms(h), ms(f), ms(p), ratio(h, f), ratio(h, p))
+rpcs = sorted({k[1] for k in values if k[1].startswith("rpc.")})
+for key in rpcs:
+    h, p = med("hearth", key), med("hostpath", key)
+    row(f"{key[4:]}", ms(h), "", ms(p), "", ratio(h, p))
+h, f, p = med("hearth", "first"), med("floor", "first"), med("hostpath", "first")
+row("first filesystem lifecycle after start", ms(h), ms(f), ms(p), ratio(h, f), ratio(h, p))
+h, p = med("hearth-image", "first"), None
+row("  same, image's JVM flags and class-data archive", ms(h), "", "", ratio(h, f), "")
+for cpus in ("2cpu", "1cpu"):
+    h99, h50, hs = med(f"hearth-{cpus}", "burst.p99"), med(f"hearth-{cpus}", "burst.p50"), med(f"hearth-{cpus}", "burst.single_p50")
+    p99, p50, ps = med(f"hostpath-{cpus}", "burst.p99"), med(f"hostpath-{cpus}", "burst.p50"), med(f"hostpath-{cpus}", "burst.single_p50")
+    n = cpus[0]
+    row(f"{burst} concurrent CreateVolume, driver on {n} CPU: p99 / p50 / single-call p50",
+        f"{ms(h99, '')} / {ms(h50, '')} / {ms(hs)}" if h99 else "", "",
+        f"{ms(p99, '')} / {ms(p50, '')} / {ms(ps)}" if p99 else "",
+        f"p99 = {h99 / hs:.1f}x single" if h99 and hs else "",
+        f"p99 = {p99 / ps:.1f}x single" if p99 and ps else "")
+h2, h1 = med("hearth-2cpu", "burst.wall"), med("hearth-1cpu", "burst.wall")
+p2, p1 = med("hostpath-2cpu", "burst.wall"), med("hostpath-1cpu", "burst.wall")
+row(f"{burst} concurrent CreateVolume: burst wall time, 2 CPUs / 1 CPU",
+    f"{ms(h2, '')} / {ms(h1)}" if h2 else "", "", f"{ms(p2, '')} / {ms(p1)}" if p2 else "",
+    f"2 CPUs = {h2 / h1:.2f}x 1 CPU" if h2 and h1 else "", f"2 CPUs = {p2 / p1:.2f}x 1 CPU" if p2 and p1 else "")
+h, p = med("hearth", "ready"), med("hostpath", "ready")
+row("start to Probe ready (launcher as the README runs it)", ms(h), "", ms(p), "", ratio(h, p))
+hi = med("hearth-image", "ready")
+row("  same, image's JVM flags and class-data archive", ms(hi), "", "", "", ratio(hi, p))
+h, hi, p = med("hearth", "rss"), med("hearth-image", "rss"), med("hostpath", "rss")
+row("RSS idle, 2 s after ready (README launcher / image flags)", f"{ms(h, ' MiB')} / {ms(hi, ' MiB')}", "", ms(p, " MiB"),
+    "", f"{ratio(h, p)} / {ratio(hi, p)}")
+for title, key in [("GetCapacity", "many.GetCapacity"), ("ListVolumes in pages of 100 (all pages)", "many.ListVolumes"),
+                   ("restart to Probe ready", "restart")]:
+    h, p = med("hearth-many", key), med("hostpath-many", key)
+    row(f"{many} volumes: {title}", ms(h), "", ms(p), "", ratio(h, p))
+
+loop_counts = loops.split()
+if any(("hearth@" + n, "fs.total") in values for n in loop_counts):
+    print()
+    print("Lifecycle medians as the node's loop devices grow (idle loop devices over sparse files added):")
+    print()
+    row("loop devices on the node", "hearth fs", "floor fs", "host-path fs", "hearth block", "floor block",
+        "host-path block", "hearth / floor fs", "hearth / floor block")
+    row(*["---"] * 9)
+    for n in loop_counts:
+        c = [med(f"{d}@{n}", f"{k}.total") for k in ("fs", "block") for d in ("hearth", "floor", "hostpath")]
+        row(n, *[ms(x) for x in c], ratio(c[0], c[1]), ratio(c[3], c[4]))
+
+if any(k[1].startswith("fio.") for k in values):
+    print()
+    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} s per job; 4k in IOPS, 1 MiB in MiB/s. "
+          "Floor: a loop device with direct I/O over a file fallocated beside the pool (block); "
+          "a plain file on the host filesystem (ext4).")
+    print()
+    row("", "hearth", "floor", "hearth / floor")
+    row(*["---"] * 4)
+    for kind, title in (("block", "block volume"), ("ext4", "ext4 volume")):
+        for job, name, unit in (("randread", "4k random read", " IOPS"), ("randwrite", "4k random write", " IOPS"),
+                                ("seqread", "1 MiB sequential read", " MiB/s"),
+                                ("seqwrite", "1 MiB sequential write", " MiB/s")):
+            h, f = med("hearth", f"fio.{kind}.{job}"), med("floor", f"fio.{kind}.{job}")
+            row(f"{title}: {name}", f"{h:.0f}{unit}" if h else "", f"{f:.0f}{unit}" if f else "", ratio(h, f))
+    try:
+        print()
+        for line in open(facts_file):
+            print("- " + line.rstrip())
+    except OSError:
+        pass
