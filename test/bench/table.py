@@ -44,6 +44,8 @@ print()
 print(f"Medians of {rounds} rounds after a first round; 1 GiB volumes; hearth on its default file pool; "
       f"host-path: {hostpath_name or 'not built: ' + hostpath_why}")
 print(f"load at start: {load_start}; at end: {load_end}")
+if med("node", "loops") is not None:
+    print(f"loop devices attached on the node when the lifecycle rows began: {med('node', 'loops'):.0f}")
 print()
 row("", "hearth", "floor script", hp_head, "hearth / floor", "hearth / host-path")
 row(*["---"] * 6)
@@ -102,7 +104,9 @@ if any(("hearth@" + n, "fs.total") in values for n in loop_counts):
     row(*["---"] * 9)
     for n in loop_counts:
         c = [med(f"{d}@{n}", f"{k}.total") for k in ("fs", "block") for d in ("hearth", "floor", "hostpath")]
-        row(n, *[ms(x) for x in c], ratio(c[0], c[1]), ratio(c[3], c[4]))
+        had = med(f"node@{n}", "loops")
+        row(n if had is None or had == int(n) else f"{n} (had {had:.0f})", *[ms(x) for x in c],
+            ratio(c[0], c[1]), ratio(c[3], c[4]))
 
 if any(k[1].startswith("fio.") for k in values):
     print()
