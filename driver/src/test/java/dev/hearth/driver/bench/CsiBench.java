@@ -448,6 +448,7 @@ public final class CsiBench {
         for (String id : ids) {
             controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
         }
+        print("burst.rss", rssMib()); // what the burst left the process holding
     }
 
     /** COUNT volumes of 1 MiB, left in place; then GetCapacity and ListVolumes (pages of 100), ROUNDS times. */
