@@ -59,7 +59,9 @@ import java.util.function.Supplier;
  * paths), {@code do} (a comma list of scenarios, run in this order: ready, first, lifecycle, rpcs,
  * burst, many, hold, restart), {@code rounds}, {@code size} (bytes of a lifecycle's volume), {@code burst}
  * (how many concurrent creates), {@code many} (how many volumes for many/restart), {@code params}
- * (CreateVolume parameters, {@code k=v;k=v}).
+ * (CreateVolume parameters, {@code k=v;k=v}); {@code floor}, {@code floorwork} and {@code floorlabel}
+ * (test/bench/floor, its directory and its label: a floor round runs before each lifecycle round of
+ * the same kind, so that load which comes and goes on the machine falls on both alike).
  *
  * <p>Output, one result per line, for test/bench/csi to tabulate: {@code KEY MILLIS}, where one key
  * may be printed once per round ({@code fs.NodeStageVolume 41.2}); the script takes medians.
@@ -128,10 +130,14 @@ public final class CsiBench {
             print("first", lifecycle(true, size).get("total"));
         }
         if (scenarios.contains("lifecycle")) {
-            lifecycle(true, size); // the first of each kind is not counted
+            floor("fs", -1, size); // the first of each kind is not counted
+            lifecycle(true, size);
+            floor("block", -1, size);
             lifecycle(false, size);
             for (int round = 0; round < rounds; round++) {
+                floor("fs", round, size);
                 lifecycle(true, size).forEach((step, ms) -> print("fs." + step, ms));
+                floor("block", round, size);
                 lifecycle(false, size).forEach((step, ms) -> print("block." + step, ms));
             }
         }
@@ -150,6 +156,29 @@ public final class CsiBench {
         if (scenarios.contains("restart")) {
             stop();
             start("restart");
+        }
+    }
+
+    /**
+     * With the option {@code floor} (test/bench/floor), one round of the floor's lifecycle of KIND,
+     * passed through as it printed it (its lines carry {@code floorlabel}); round -1 is not printed.
+     */
+    private void floor(String kind, int round, long size) throws Exception {
+        String script = options.get("floor");
+        if (script == null) {
+            return;
+        }
+        Path dir = Path.of(options.get("floorwork"), kind + "-" + (round < 0 ? "first" : round));
+        Process floor = new ProcessBuilder(script, kind, options.getOrDefault("floorlabel", "floor"), dir.toString(),
+                String.valueOf(size)).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(floor.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (floor.waitFor() != 0) {
+            throw new IllegalStateException("the floor " + script + " " + kind + " failed (exit " + floor.exitValue() + ")");
+        }
+        if (round >= 0) {
+            System.out.print(out);
+            System.out.flush();
         }
     }
 
