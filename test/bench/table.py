@@ -112,7 +112,7 @@ if any(("hearth@" + n, "fs.total") in values for n in loop_counts):
 
 if any(k[1].startswith("fio.") for k in values):
     print()
-    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} s per job; 4k in IOPS, 1 MiB in MiB/s. "
+    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} per job (medians), each hearth run followed at once by the floor's; 4k in IOPS, 1 MiB in MiB/s. "
           "Floor: a loop device with direct I/O over a file fallocated beside the pool (block); "
           "a plain file on the host filesystem (ext4).")
     print()
