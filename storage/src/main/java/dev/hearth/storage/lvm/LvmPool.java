@@ -339,6 +339,9 @@ public final class LvmPool implements Pool {
         try {
             List<LogicalVolume> lvs = allVolumes().orElseThrow(this::groupMissing);
             Optional<LogicalVolume> existing = named(lvs, lv);
+            if (existing.isPresent() && config.thin()) {
+                existing = finishThinCopy(id, lv, existing.get(), source);
+            }
             if (existing.isPresent()) {
                 return again(id, existing.get(), request, parameters);
             }
@@ -396,6 +399,29 @@ public final class LvmPool implements Pool {
         } finally {
             allocation.unlock();
         }
+    }
+
+    /**
+     * A thin restore or clone found on a retry: its lvcreate -s may have been killed midway. LVM may
+     * then have left the source suspended (resumed here), committed the LV at a pool transaction the
+     * pool never applied (the LV is removed, which also has LVM send the pool what it missed, and
+     * made again: empty is returned), or committed it without activating it (activated here, as the
+     * crash-free call leaves it).
+     */
+    private Optional<LogicalVolume> finishThinCopy(VolumeId id, String lv, LogicalVolume existing,
+            VolumeSource source) {
+        resumeIfSuspended(switch (source) {
+            case VolumeSource.FromSnapshot(SnapshotId snapshot) -> Names.snapshot(snapshot);
+            case VolumeSource.FromVolume(VolumeId from) -> Names.volume(from);
+        });
+        if (thinPoolLacks(lv)) {
+            LOG.log(System.Logger.Level.WARNING, "volume " + id + " was cut short before its thin pool made it; "
+                    + "making it again");
+            change("removing half-made volume " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
+            return Optional.empty();
+        }
+        ensureActive(lv);
+        return Optional.of(existing);
     }
 
     /**
@@ -811,7 +837,7 @@ public final class LvmPool implements Pool {
      */
     Path ensureActive(String lv) {
         Path device = device(lv);
-        if (Files.exists(device)) {
+        if (Files.exists(device) && deviceMapperHas(lv)) {
             return device;
         }
         List<String> activate = List.of("-ay", "-K", config.volumeGroup() + "/" + lv);
@@ -828,6 +854,17 @@ public final class LvmPool implements Pool {
             throw failure("activating " + lv, ToolException.exited(List.of("lvm", "lvchange"), result));
         }
         return device;
+    }
+
+    /**
+     * Whether device-mapper has the LV's device. Its node alone does not say: an lvremove or
+     * lvchange -an killed between removing the device and unlinking its node (LVM makes and removes
+     * the nodes itself where there is no udev) leaves a node that opens with ENXIO. When the
+     * kernel cannot be asked, the node is taken at its word, as before.
+     */
+    private boolean deviceMapperHas(String lv) {
+        return withDeviceMapper(() -> deviceMapper.openCount(Names.mapperName(config.volumeGroup(), lv)).isPresent())
+                .orElse(true);
     }
 
     /**
