@@ -39,15 +39,9 @@ public final class BlockDevices {
      * backing file). Offset and length must be multiples of the logical block size, else EINVAL.
      */
     public static void discard(Path device, long offset, long length) throws IOException {
-        if (offset < 0 || length < 0) {
-            throw new IllegalArgumentException("negative discard range: offset " + offset + ", length " + length);
-        }
         try (Arena arena = Arena.ofConfined();
              Fd fd = Fd.open(arena, device, Libc.O_RDWR)) {
-            MemorySegment range = arena.allocate(JAVA_LONG, 2);
-            range.setAtIndex(JAVA_LONG, 0, offset);
-            range.setAtIndex(JAVA_LONG, 1, length);
-            fd.ioctl("BLKDISCARD offset=" + offset + " length=" + length, BLKDISCARD, range);
+            rangeIoctl(fd, arena, "BLKDISCARD", BLKDISCARD, offset, length);
         }
     }
 
@@ -57,19 +51,41 @@ public final class BlockDevices {
      * cannot. Offset and length must be multiples of the logical block size, else EINVAL.
      */
     public static void zeroOut(Path device, long offset, long length) throws IOException {
-        if (offset < 0 || length < 0) {
-            throw new IllegalArgumentException("negative zero-out range: offset " + offset + ", length " + length);
-        }
-        if (length == 0) {
+        if (length == 0 && offset >= 0) {
             return;
         }
         try (Arena arena = Arena.ofConfined();
              Fd fd = Fd.open(arena, device, Libc.O_RDWR)) {
-            MemorySegment range = arena.allocate(JAVA_LONG, 2);
-            range.setAtIndex(JAVA_LONG, 0, offset);
-            range.setAtIndex(JAVA_LONG, 1, length);
-            fd.ioctl("BLKZEROOUT offset=" + offset + " length=" + length, BLKZEROOUT, range);
+            rangeIoctl(fd, arena, "BLKZEROOUT", BLKZEROOUT, offset, length);
         }
+    }
+
+    /**
+     * A range ioctl (BLKDISCARD, BLKZEROOUT: {@code uint64_t[2] = {offset, length}}) on an open
+     * device; an empty range asks nothing of the device.
+     */
+    static void rangeIoctl(Fd fd, Arena arena, String name, long request, long offset, long length)
+            throws LinuxException {
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException("negative " + name + " range: offset " + offset + ", length " + length);
+        }
+        if (length == 0) {
+            return;
+        }
+        MemorySegment range = arena.allocate(JAVA_LONG, 2);
+        range.setAtIndex(JAVA_LONG, 0, offset);
+        range.setAtIndex(JAVA_LONG, 1, length);
+        fd.ioctl(name + " offset=" + offset + " length=" + length, request, range);
+    }
+
+    /** The major number of a Linux {@code dev_t} (glibc's encoding, as {@code gnu_dev_major}). */
+    public static int major(long dev) {
+        return (int) (((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL));
+    }
+
+    /** The minor number of a Linux {@code dev_t} (as {@code gnu_dev_minor}). */
+    public static int minor(long dev) {
+        return (int) ((dev & 0xff) | ((dev >>> 12) & ~0xffL));
     }
 
     /**

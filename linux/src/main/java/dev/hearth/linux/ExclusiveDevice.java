@@ -54,8 +54,8 @@ public final class ExclusiveDevice implements AutoCloseable {
             if ((mode & 0170000) != 0060000) {
                 throw new IOException(device + " is not a block device");
             }
-            if (major(rdev) != major || minor(rdev) != minor) {
-                throw new IOException(device + " is block device " + major(rdev) + ":" + minor(rdev) + ", not "
+            if (BlockDevices.major(rdev) != major || BlockDevices.minor(rdev) != minor) {
+                throw new IOException(device + " is block device " + BlockDevices.major(rdev) + ":" + BlockDevices.minor(rdev) + ", not "
                         + major + ":" + minor + " as the scan found: the device was replaced or renumbered");
             }
             ExclusiveDevice opened = new ExclusiveDevice(arena, fd, device);
@@ -67,16 +67,6 @@ public final class ExclusiveDevice implements AutoCloseable {
                 arena.close();
             }
         }
-    }
-
-    /** The major number of a Linux {@code dev_t} (glibc's encoding, as {@code gnu_dev_major}). */
-    static int major(long dev) {
-        return (int) (((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL));
-    }
-
-    /** The minor number of a Linux {@code dev_t} (as {@code gnu_dev_minor}). */
-    static int minor(long dev) {
-        return (int) ((dev & 0xff) | ((dev >>> 12) & ~0xffL));
     }
 
     public Path path() {
@@ -96,7 +86,7 @@ public final class ExclusiveDevice implements AutoCloseable {
      * multiples of the logical block size.
      */
     public void zeroOut(long offset, long length) throws LinuxException {
-        rangeIoctl("BLKZEROOUT", BlockDevices.BLKZEROOUT, offset, length);
+        BlockDevices.rangeIoctl(fd, arena, "BLKZEROOUT", BlockDevices.BLKZEROOUT, offset, length);
     }
 
     /**
@@ -104,7 +94,7 @@ public final class ExclusiveDevice implements AutoCloseable {
      * device's business (a loop device punches a hole in its file, which does); the caller decides.
      */
     public void discard(long offset, long length) throws LinuxException {
-        rangeIoctl("BLKDISCARD", BlockDevices.BLKDISCARD, offset, length);
+        BlockDevices.rangeIoctl(fd, arena, "BLKDISCARD", BlockDevices.BLKDISCARD, offset, length);
     }
 
     /**
@@ -126,19 +116,6 @@ public final class ExclusiveDevice implements AutoCloseable {
         try (FileChannel channel = FileChannel.open(Path.of("/proc/self/fd/" + fd.value()), StandardOpenOption.READ)) {
             channel.force(true);
         }
-    }
-
-    private void rangeIoctl(String name, long request, long offset, long length) throws LinuxException {
-        if (offset < 0 || length < 0) {
-            throw new IllegalArgumentException("negative range: offset " + offset + ", length " + length);
-        }
-        if (length == 0) {
-            return;
-        }
-        MemorySegment range = arena.allocate(JAVA_LONG, 2);
-        range.setAtIndex(JAVA_LONG, 0, offset);
-        range.setAtIndex(JAVA_LONG, 1, length);
-        fd.ioctl(name + " offset=" + offset + " length=" + length, request, range);
     }
 
     @Override

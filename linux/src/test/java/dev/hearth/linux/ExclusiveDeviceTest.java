@@ -27,11 +27,11 @@ class ExclusiveDeviceTest {
     @Test
     void devNumbersDecodeAsGlibcDoes() {
         // makedev(8, 16) and makedev(259, 1048575) as glibc encodes them.
-        assertThat(ExclusiveDevice.major(0x810L)).isEqualTo(8);
-        assertThat(ExclusiveDevice.minor(0x810L)).isEqualTo(16);
+        assertThat(BlockDevices.major(0x810L)).isEqualTo(8);
+        assertThat(BlockDevices.minor(0x810L)).isEqualTo(16);
         long big = (259L & 0xfff) << 8 | (259L & ~0xfffL) << 32 | (1048575L & 0xff) | (1048575L & ~0xffL) << 12;
-        assertThat(ExclusiveDevice.major(big)).isEqualTo(259);
-        assertThat(ExclusiveDevice.minor(big)).isEqualTo(1048575);
+        assertThat(BlockDevices.major(big)).isEqualTo(259);
+        assertThat(BlockDevices.minor(big)).isEqualTo(1048575);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.hearth.driver.inspect;
 
+import dev.hearth.linux.BlockDevices;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,11 +21,9 @@ record DeviceNumber(int major, int minor) {
         }
     }
 
-    /** glibc's gnu_dev_major and gnu_dev_minor: 12 bits of major and 20 of minor, split across the word. */
+    /** glibc's gnu_dev_major and gnu_dev_minor. */
     static DeviceNumber decode(long rdev) {
-        long major = ((rdev >>> 8) & 0xfffL) | ((rdev >>> 32) & 0xfffff000L);
-        long minor = (rdev & 0xffL) | ((rdev >>> 12) & 0xffffff00L);
-        return new DeviceNumber((int) major, (int) minor);
+        return new DeviceNumber(BlockDevices.major(rdev), BlockDevices.minor(rdev));
     }
 
     @Override

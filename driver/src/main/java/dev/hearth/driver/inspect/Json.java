@@ -1,5 +1,6 @@
 package dev.hearth.driver.inspect;
 
+import dev.hearth.driver.server.LogFormat;
 import java.util.List;
 import java.util.Map;
 
@@ -59,34 +60,8 @@ final class Json {
         }
     }
 
+    /** JSON's string escapes, as the log lines use them (a surrogate pair comes out as two escapes). */
     private static void string(String text, StringBuilder out) {
-        out.append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == 0x7f || Character.isSurrogate(c) && !validSurrogate(text, i)) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
-    }
-
-    /** A surrogate that is half of a pair; a lone one is escaped so the output stays valid UTF-8. */
-    private static boolean validSurrogate(String text, int i) {
-        char c = text.charAt(i);
-        if (Character.isHighSurrogate(c)) {
-            return i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1));
-        }
-        return i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
+        out.append(LogFormat.quoted(text));
     }
 }

@@ -87,7 +87,7 @@ public final class LogFormat extends Formatter {
      * The text in double quotes with quotes, backslashes and control characters escaped as in Go
      * or JSON strings, so that a value with spaces, quotes or line breaks stays one field of one line.
      */
-    static String quoted(String text) {
+    public static String quoted(String text) {
         StringBuilder out = new StringBuilder(text.length() + 2).append('"');
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
