@@ -108,13 +108,13 @@ class MetricsServerTest {
     }
 
     @Test
-    void closeStopsWithinASecond() {
+    void closeDoesNotWaitOutAGracePeriod() {
         int port = server.port();
         long started = System.nanoTime();
 
         server.close();
 
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("no grace period of seconds").isLessThan(Duration.ofSeconds(5));
         assertThatThrownBy(() -> TestHttp.get(port, "/healthz")).isInstanceOf(ConnectException.class);
     }
 
