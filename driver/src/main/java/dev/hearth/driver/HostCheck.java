@@ -18,7 +18,9 @@ import java.util.stream.Collectors;
  *   <li>one filesystem type: a node without xfsprogs still serves ext4 volumes, but a request for
  *       an xfs volume is refused with FAILED_PRECONDITION naming the package.
  * </ul>
- * Nothing is cached: a package installed or a module loaded while the driver runs counts at once.
+ * What can change while the driver runs is looked at on every call: a package installed or a
+ * module loaded counts at once. Its own privileges and the kernel release cannot change under a
+ * running process, so they are read once, not on every Probe and every call that sets something up.
  */
 public final class HostCheck {
 
@@ -30,6 +32,11 @@ public final class HostCheck {
 
     private final Host host;
     private final FilesystemType defaultType;
+    /** The privilege and kernel problems, read on first use; null until then. */
+    private volatile Fixed fixed;
+
+    /** What cannot change while this process runs. */
+    private record Fixed(Optional<String> privilege, Optional<String> kernel) {}
 
     public HostCheck(Host host, FilesystemType defaultType) {
         this.host = host;
@@ -55,7 +62,7 @@ public final class HostCheck {
 
     /** What keeps the driver from serving at all, each with its remedy; empty when the node is fit. */
     public List<String> problems() {
-        List<String> problems = new ArrayList<>(host.problems());
+        List<String> problems = new ArrayList<>(machineProblems());
         missing(PROBE, "formatting any volume").ifPresent(problems::add);
         unavailable(defaultType, " (--default-fs-type)").ifPresent(problems::add);
         return problems;
@@ -63,7 +70,16 @@ public final class HostCheck {
 
     /** Problems of the machine itself (privileges, loop driver, kernel), which no call can work around. */
     List<String> machineProblems() {
-        return host.problems();
+        Fixed known = fixed;
+        if (known == null) {
+            known = new Fixed(host.privilegeProblem(), host.kernelProblem());
+            fixed = known;
+        }
+        List<String> problems = new ArrayList<>(3);
+        known.privilege().ifPresent(problems::add);
+        host.loopControlProblem().ifPresent(problems::add);
+        known.kernel().ifPresent(problems::add);
+        return problems;
     }
 
     /** Why volumes of {@code type} cannot be made here, if they cannot. */

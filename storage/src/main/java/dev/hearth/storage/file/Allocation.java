@@ -37,6 +37,12 @@ final class Allocation {
     /** Claims begun or ended so far: a listing made before the last of them is out of date. */
     private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
     private volatile ImageBytes lastListing;
+    /**
+     * The images' lengths as last read under the lock, so that a claim stats only what is new or
+     * claimed since: an image's length changes only under a claim, and a claim drops its file's
+     * entry when it begins and when it ends. Pruned to what each listing finds.
+     */
+    private final Map<Path, Long> lengths = new ConcurrentHashMap<>();
 
     /** Longer than any filesystem's timestamp granularity (ext4, xfs, btrfs: a clock tick, at most 10 ms). */
     private static final java.time.Duration RACY = java.time.Duration.ofSeconds(1);
@@ -89,6 +95,7 @@ final class Allocation {
                     + " bytes available; " + purpose + " needs " + needed + " more");
         }
         claims.put(file, new Claim(size, Math.max(0, needed)));
+        lengths.remove(file);
         changes.incrementAndGet();
     }
 
@@ -99,12 +106,15 @@ final class Allocation {
     synchronized void complete(Path partial, Path image) throws IOException {
         Files.move(partial, image, StandardCopyOption.ATOMIC_MOVE);
         claims.remove(partial);
+        lengths.remove(partial);
+        lengths.remove(image);
         changes.incrementAndGet();
     }
 
     /** Ends a claim whose operation failed or has completed; ending one twice is harmless. */
     synchronized void release(Path file) {
         claims.remove(file);
+        lengths.remove(file);
         changes.incrementAndGet();
     }
 
@@ -137,10 +147,10 @@ final class Allocation {
         long sum = 0;
         for (Path directory : directories) {
             for (Path file : list(directory)) {
-                String name = file.getFileName().toString();
-                if (ImageFiles.ours(file) && !name.endsWith(ImageFiles.METADATA)
-                        && !name.endsWith(ImageFiles.METADATA_TMP)) {
-                    long length = lengthOf(file);
+                // Read, not remembered: this runs without the lock, and a claim may begin meanwhile.
+                Long known = this.lengths.get(file);
+                if (known != null || isImage(file)) {
+                    long length = known != null ? known : lengthOf(file);
                     lengths.put(file, length);
                     sum += length;
                 }
@@ -181,21 +191,49 @@ final class Allocation {
         }
     }
 
+    /** Under the lock: every image's length (remembered, or read and remembered) and the claims'. */
     private long allocatedBytes() {
         long total = 0;
+        java.util.Set<Path> listed = new java.util.HashSet<>();
         for (Path directory : directories) {
             for (Path file : list(directory)) {
-                String name = file.getFileName().toString();
-                if (ImageFiles.ours(file) && !name.endsWith(ImageFiles.METADATA)
-                        && !name.endsWith(ImageFiles.METADATA_TMP) && !claims.containsKey(file)) {
-                    total += lengthOf(file);
+                Long known = lengths.get(file); // only images are remembered
+                if ((known != null || isImage(file)) && !claims.containsKey(file)) {
+                    listed.add(file);
+                    if (known != null) {
+                        total += known;
+                        continue;
+                    }
+                    long length = existingLength(file);
+                    if (length >= 0) {
+                        lengths.put(file, length);
+                        total += length;
+                    }
                 }
             }
         }
+        lengths.keySet().retainAll(listed);
         for (var claim : claims.entrySet()) {
             total += Math.max(claim.getValue().size(), lengthOf(claim.getKey()));
         }
         return total;
+    }
+
+    /** Whether a file of a pool directory holds an image's bytes: an image, or one being made, of ours. */
+    private static boolean isImage(Path file) {
+        String name = file.getFileName().toString();
+        return (name.endsWith(ImageFiles.IMAGE) || name.endsWith(ImageFiles.PARTIAL)) && ImageFiles.ours(file);
+    }
+
+    /** The file's length, or -1 if it is gone. */
+    private static long existingLength(Path file) {
+        try {
+            return Files.size(file);
+        } catch (NoSuchFileException e) {
+            return -1;
+        } catch (IOException e) {
+            throw new StorageException.Failed("sizing " + file + ": " + e.getMessage(), e);
+        }
     }
 
     private static long lengthOf(Path file) {
