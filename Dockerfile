@@ -1,17 +1,25 @@
 # syntax=docker/dockerfile:1
 #
-# The hearth image: the driver jar on a Java 25 runtime, with the filesystem and volume tools the
-# driver runs. deploy/ runs it as the node plugin's "hearth" container.
+# The hearth image: the driver jar on a Java runtime made for it with jlink, on Debian slim with
+# the filesystem and volume tools the driver runs. deploy/ runs it as the node plugin's "hearth"
+# container.
 #
-#   docker build -t ghcr.io/hearth-dev/hearth:0.1.0 .
+#   docker build -t REGISTRY/hearth:0.1.0 .
 #
-# It needs BuildKit (the default builder of current Docker) for the Maven cache mount.
+# Docker's BuildKit (its default builder) and podman/buildah both build it; the Maven cache mount
+# needs one of them. test/image/build builds this very file with podman on the test machines, where
+# no image registry is reachable, on stand-ins of the two base images made there from Debian's
+# packages (test/image/stand-ins): a Debian minbase slimmed as debian:bookworm-slim is, and a
+# Debian minbase with the machine's Temurin JDK in place of Temurin's Ubuntu-based JDK image.
+# test/image/run then runs the image it makes.
 #
-# Base images are pinned by Temurin release (25.0.3+9, the JDK this project is built and tested
-# with). For a reproducible build, pin their digests as well, e.g.
-#   --build-arg JDK_IMAGE=eclipse-temurin:25.0.3_9-jdk-noble@sha256:<digest>
+# Base images: the JDK by Temurin release (25.0.3+9, the JDK this project is built and tested
+# with; only its jlink runtime and the jar leave that stage), the runtime by Debian suite (bookworm:
+# the tool versions that test/run-all proves the driver with). For a reproducible build, pin their
+# digests as well, e.g.
+#   --build-arg RUNTIME_IMAGE=debian:bookworm-slim@sha256:<digest>
 ARG JDK_IMAGE=eclipse-temurin:25.0.3_9-jdk-noble
-ARG JRE_IMAGE=eclipse-temurin:25.0.3_9-jre-noble
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${JDK_IMAGE} AS build
 WORKDIR /src
@@ -21,15 +29,30 @@ COPY . .
 RUN --mount=type=cache,target=/root/.m2 \
     ./mvnw -B -ntp -DskipTests package \
  && cp driver/target/hearth.jar /hearth.jar
+# A Java runtime of the modules hearth uses and nothing else (85 MB instead of the JDK's 300):
+# jdeps --print-module-deps on the jar names more, but java.desktop and java.sql serve only
+# Micrometer binders hearth does not use, java.naming only gRPC's DNS-over-JNDI resolver (hearth
+# serves a unix socket), jdk.jfr only Netty's optional flight-recorder events (Netty checks for it).
+# java.management and jdk.management serve the JVM metrics and the process's descriptor count,
+# jdk.httpserver /metrics and /healthz, jdk.unsupported Netty and O_DIRECT (ExtendedOpenOption).
+# test/image/run runs the image's driver through csi-sanity, the demo and a /metrics scrape.
+# --generate-cds-archive: the JDK's default class-data archive, on which the application archive
+# below is built. --strip-debug needs objcopy (binutils, in Temurin's JDK image).
+RUN jlink --add-modules java.base,java.logging,java.management,jdk.management,jdk.httpserver,jdk.unsupported \
+      --strip-debug --no-header-files --no-man-pages --generate-cds-archive --output /jre
 
-FROM ${JRE_IMAGE}
+FROM ${RUNTIME_IMAGE}
 # The tools hearth runs (everything else goes through syscalls): mkfs, grow and check for ext4,
 # xfs and btrfs; blkid (util-linux); LVM and its thin-pool checker (thin_check) for the lvm pool.
+# Debian's xfsprogs depends on python3 (xfs_scrub_all) and libicu72: about 55 MB of the image.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       e2fsprogs xfsprogs btrfs-progs util-linux lvm2 thin-provisioning-tools \
  && rm -rf /var/lib/apt/lists/*
 
+ENV JAVA_HOME=/opt/java/openjdk
+ENV PATH=/opt/java/openjdk/bin:$PATH
+COPY --from=build /jre /opt/java/openjdk
 COPY --from=build /hearth.jar /opt/hearth/hearth.jar
 
 # Class data sharing for the application: a training run starts `hearth serve` on a scratch state
