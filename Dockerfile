@@ -29,7 +29,7 @@ COPY . .
 RUN --mount=type=cache,target=/root/.m2 \
     ./mvnw -B -ntp -DskipTests package \
  && cp driver/target/hearth.jar /hearth.jar
-# A Java runtime of the modules hearth uses and nothing else (85 MB instead of the JDK's 300):
+# A Java runtime of the modules hearth uses and nothing else (89 MB instead of the JDK's 317):
 # jdeps --print-module-deps on the jar names more, but java.desktop and java.sql serve only
 # Micrometer binders hearth does not use, java.naming only gRPC's DNS-over-JNDI resolver (hearth
 # serves a unix socket), jdk.jfr only Netty's optional flight-recorder events (Netty checks for it).
