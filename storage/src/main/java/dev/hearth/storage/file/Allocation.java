@@ -44,8 +44,17 @@ final class Allocation {
      */
     private final Map<Path, Long> lengths = new ConcurrentHashMap<>();
 
-    /** Longer than any filesystem's timestamp granularity (ext4, xfs, btrfs: a clock tick, at most 10 ms). */
-    private static final java.time.Duration RACY = java.time.Duration.ofSeconds(1);
+    /**
+     * How long after a directory's last change a listing of it may be kept: longer than the
+     * filesystem's timestamp granularity. ext4, xfs, btrfs and tmpfs stamp with the kernel's coarse
+     * clock, one tick (at most 10 ms); others may be far coarser (NFS servers, FAT: up to 2 s).
+     */
+    static final java.time.Duration RACY_FINE = java.time.Duration.ofMillis(50);
+    static final java.time.Duration RACY_COARSE = java.time.Duration.ofSeconds(2);
+    private static final java.util.Set<String> FINE_TIMESTAMPS = java.util.Set.of("ext4", "ext3", "ext2", "xfs",
+            "btrfs", "tmpfs");
+    /** {@link #RACY_FINE} or {@link #RACY_COARSE}, by the pool filesystem's type; read on first use. */
+    private volatile java.time.Duration racy;
 
     /** A file that is to be {@code size} bytes long, {@code growth} more than it was when claimed. */
     private record Claim(long size, long growth) {}
@@ -132,7 +141,7 @@ final class Allocation {
      * changes only under a claim (create, expand, snapshot) and an image comes or goes only by a
      * change to its directory: the sum stays good while no claim has begun or ended (the change
      * count) and the directories' modification times are what they were. A listing made within
-     * {@link #RACY} of a directory's last change is not kept, since a change in the same tick of
+     * {@link #racy} of a directory's last change is not kept, since a change in the same tick of
      * the filesystem's clock would leave the time as it was.
      */
     private ImageBytes imageBytes() {
@@ -157,11 +166,27 @@ final class Allocation {
             }
         }
         ImageBytes listed = new ImageBytes(sum, lengths, stamps, change);
-        boolean settled = stamps.stream().allMatch(stamp -> stamp < started - RACY.toMillis());
+        long racyMillis = racy().toMillis();
+        boolean settled = stamps.stream().allMatch(stamp -> stamp < started - racyMillis);
         if (settled && changes.get() == change && directoryStamps().equals(stamps)) {
             lastListing = listed;
         }
         return listed;
+    }
+
+    private java.time.Duration racy() {
+        java.time.Duration known = racy;
+        if (known == null) {
+            String type;
+            try {
+                type = Files.getFileStore(config.directory()).type();
+            } catch (IOException | RuntimeException e) {
+                type = "unknown";
+            }
+            known = FINE_TIMESTAMPS.contains(type) ? RACY_FINE : RACY_COARSE;
+            racy = known;
+        }
+        return known;
     }
 
     /** The directories' modification times in milliseconds; -1 for one that is gone. */

@@ -301,6 +301,30 @@ class FilePoolTest {
         assertThat(afterCreate.availableBytes()).isEqualTo(32 * MIB);
     }
 
+    /**
+     * The claims' count remembers image lengths between creates; an image that grew under its own
+     * claim (an expansion) counts at its new length at once, in what is reported and in what the
+     * next claim is checked against.
+     */
+    @Test
+    void capacityFollowsAnImageThatGrewUnderItsClaim() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume grown = pool.create(request("pvc-1", 8 * MIB, 0, THIN));
+        pool.create(request("pvc-2", 8 * MIB, 0, THIN)); // its claim read pvc-1's 8 MiB
+        Capacity before = pool.capacity();
+
+        pool.expansion().orElseThrow().expand(grown.id(), new CapacityRange(24 * MIB, 0));
+        Capacity after = pool.capacity();
+
+        assertThat(before.allocatedBytes()).isEqualTo(16 * MIB);
+        assertThat(after.allocatedBytes()).isEqualTo(32 * MIB);
+        assertThat(after.availableBytes()).isEqualTo(32 * MIB);
+        // 40 MiB would fit beside pvc-1's old 8 MiB, not beside its 24
+        assertThatThrownBy(() -> pool.create(request("pvc-3", 40 * MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Exhausted.class);
+        assertThat(pool.create(request("pvc-4", 32 * MIB, 0, THIN)).sizeBytes()).isEqualTo(32 * MIB);
+    }
+
     /** Makes a directory look last changed an hour ago. */
     private static void settle(Path directory) throws IOException {
         Files.setLastModifiedTime(directory, java.nio.file.attribute.FileTime.from(Instant.now().minusSeconds(3600)));
