@@ -57,8 +57,10 @@ COPY --from=build /hearth.jar /opt/hearth/hearth.jar
 
 # Class data sharing for the application: a training run starts `hearth serve` on a scratch state
 # directory (no root, loop device or mount is needed until a volume is staged), waits until it
-# serves, and stops it with SIGTERM; the JVM writes the classes that start-up loaded to an archive
-# as it exits. Start-up then takes about half as long. The archive must come from this very
+# serves, has `hearth probe` call it once (a build has no loop devices, so the driver answers that
+# it cannot serve here: a real call all the same, which loads the classes that answer calls), and
+# stops it with SIGTERM; the JVM writes the classes it loaded to an archive as it exits. Start-up
+# to the first answered Probe then takes about half as long. The archive must come from this very
 # runtime and this very jar, hence here and not in the build stage; the JVM flags of the training
 # run do not matter to it.
 RUN set -eu; \
@@ -68,8 +70,10 @@ RUN set -eu; \
       --metrics-address 127.0.0.1:0 >"$work/log" 2>&1 & \
     pid=$!; \
     for _ in $(seq 1 1200); do grep -q ' serving unix://' "$work/log" && break; sleep 0.1; done; \
+    probed=0; java -jar /opt/hearth/hearth.jar probe --endpoint "unix://$work/csi.sock" || probed=$?; \
     kill -TERM "$pid" 2>/dev/null || true; \
     wait "$pid" || { cat "$work/log"; exit 1; }; \
+    [ "$probed" -le 1 ] || { echo "hearth probe got no answer ($probed)"; cat "$work/log"; exit 1; }; \
     rm -rf "$work"; \
     test -s /opt/hearth/hearth.jsa
 

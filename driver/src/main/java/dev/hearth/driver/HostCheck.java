@@ -64,7 +64,7 @@ public final class HostCheck {
     public List<String> problems() {
         List<String> problems = new ArrayList<>(machineProblems());
         missing(PROBE, "formatting any volume").ifPresent(problems::add);
-        unavailable(defaultType, " (--default-fs-type)").ifPresent(problems::add);
+        missing(toolsOf(defaultType), defaultType.kernelName() + " volumes (--default-fs-type)").ifPresent(problems::add);
         return problems;
     }
 

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "hearth", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "A Kubernetes CSI driver that turns a node's local disks into persistent volumes.",
-        subcommands = {ServeCommand.class, DemoCommand.class, VolumesCommand.class, DisksCommand.class,
+        subcommands = {ServeCommand.class, DemoCommand.class, VolumesCommand.class, DisksCommand.class, ProbeCommand.class,
                 VersionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
