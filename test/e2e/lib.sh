@@ -17,6 +17,14 @@ declare -A E2E_MODULE=(
   [external-provisioner]="github.com/kubernetes-csi/external-provisioner/v6 $PROVISIONER_VERSION"
   [external-resizer]="github.com/kubernetes-csi/external-resizer/v2 $RESIZER_VERSION"
   [external-snapshotter]="github.com/kubernetes-csi/external-snapshotter/v8 $SNAPSHOTTER_VERSION"
+  [node-driver-registrar]="github.com/kubernetes-csi/node-driver-registrar $REGISTRAR_VERSION"
+  [livenessprobe]="github.com/kubernetes-csi/livenessprobe $LIVENESSPROBE_VERSION"
+)
+# Components the proxy does not serve (versions.env says why), built from a copy of their source
+# at the release's tag in this repository instead of from a wrapper module: component -> directory.
+declare -A E2E_SOURCE=(
+  [node-driver-registrar]="test/image/sidecars-src/node-driver-registrar-$REGISTRAR_VERSION"
+  [livenessprobe]="test/image/sidecars-src/livenessprobe-$LIVENESSPROBE_VERSION"
 )
 # component -> binaries, each "<name>=<package>" (the package relative to the main module)
 declare -A E2E_BINARIES=(
@@ -25,11 +33,23 @@ declare -A E2E_BINARIES=(
   [external-provisioner]="csi-provisioner=cmd/csi-provisioner"
   [external-resizer]="csi-resizer=cmd/csi-resizer"
   [external-snapshotter]="csi-snapshotter=cmd/csi-snapshotter snapshot-controller=cmd/snapshot-controller"
+  [node-driver-registrar]="csi-node-driver-registrar=cmd/csi-node-driver-registrar"
+  [livenessprobe]="livenessprobe=cmd/livenessprobe"
 )
-E2E_COMPONENTS=(etcd kubernetes external-provisioner external-resizer external-snapshotter)
+# The e2e runs the first five; test/image/sidecars builds the images of the CSI sidecars
+# (test/e2e/build COMPONENT...).
+E2E_COMPONENTS=(etcd kubernetes external-provisioner external-resizer external-snapshotter node-driver-registrar livenessprobe)
 
 # The directory of one component's build: its wrapper module (src/) and binaries (bin/).
 e2e_component_dir() { local v; read -r _ v <<<"${E2E_MODULE[$1]}"; echo "$E2E_CACHE/$1-$v"; }
+# The component that builds a binary, by the binary's name.
+e2e_component_of() {
+  local c b
+  for c in "${E2E_COMPONENTS[@]}"; do
+    for b in ${E2E_BINARIES[$c]}; do [ "${b%%=*}" = "$1" ] && { echo "$c"; return 0; }; done
+  done
+  echo "e2e_component_of: unknown binary $1" >&2; return 1
+}
 # The path of a built binary, by its name (etcd, kube-apiserver, csi-provisioner, ...).
 e2e_bin() {
   local c b
