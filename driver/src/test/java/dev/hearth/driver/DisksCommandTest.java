@@ -20,8 +20,6 @@ import dev.hearth.storage.lvm.ClaimedPv;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestInputStream;
@@ -59,8 +57,6 @@ class DisksCommandTest {
     private final Map<String, LoopDevice> devices = new LinkedHashMap<>();
     private final Map<String, Path> files = new LinkedHashMap<>();
 
-    private record Run(int exit, String out, String err) {}
-
     @Test
     void eachDiskHasItsVerdictInTheTableAndTheJsonAndNothingIsWritten() throws Exception {
         Path state = dir.resolve("state");
@@ -88,8 +84,8 @@ class DisksCommandTest {
         String pool = "name=grow,kind=lvm,vg=vg0,disks=" + globs() + ",min-size=32Mi";
         String files = "name=files,dir=" + state.resolve("pools/files");
 
-        Run table = run("disks", "--state-dir", state.toString(), "--pool", pool, "--pool", files);
-        Run json = run("disks", "--state-dir", state.toString(), "--pool", pool, "--pool", files, "-o", "json");
+        CommandRun table = run("disks", "--state-dir", state.toString(), "--pool", pool, "--pool", files);
+        CommandRun json = run("disks", "--state-dir", state.toString(), "--pool", pool, "--pool", files, "-o", "json");
 
         assertThat(table.exit()).as(table.err()).isZero();
         assertThat(table.out()).startsWith("DEVICE  ").contains("VERDICT\n");
@@ -155,9 +151,9 @@ class DisksCommandTest {
         mkfs(file("signed", 64 * MIB));
         attach("signed");
 
-        Run plain = run("disks", "--state-dir", state.toString(), "-o", "json");
-        Run probed = run("disks", "--state-dir", state.toString(), "-o", "json", "--probe");
-        Run table = run("disks", "--state-dir", state.toString(), "--probe");
+        CommandRun plain = run("disks", "--state-dir", state.toString(), "-o", "json");
+        CommandRun probed = run("disks", "--state-dir", state.toString(), "-o", "json", "--probe");
+        CommandRun table = run("disks", "--state-dir", state.toString(), "--probe");
 
         JsonObject top = JsonParser.parseString(plain.out()).getAsJsonObject();
         assertThat(top.getAsJsonArray("pools")).isEmpty();
@@ -183,12 +179,12 @@ class DisksCommandTest {
         new ServeRecord(List.of("name=files", "name=grow,kind=lvm,vg=vg0,disks=" + globs()), Optional.empty(), state,
                 "csi.hearth.dev", SINCE).write();
 
-        Run run = run("disks", "--state-dir", state.toString());
+        CommandRun run = run("disks", "--state-dir", state.toString());
 
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(line(run, "empty")).endsWith("eligible for pool grow");
         Files.writeString(ServeRecord.file(state), "format=9\n");
-        Run unreadable = run("disks", "--state-dir", state.toString());
+        CommandRun unreadable = run("disks", "--state-dir", state.toString());
         assertThat(unreadable.exit()).isEqualTo(1);
         assertThat(unreadable.err()).contains("hearth disks: cannot read the pools of " + ServeRecord.file(state)
                 + ": " + ServeRecord.file(state) + " has format 9").contains("name them with --pool");
@@ -196,7 +192,7 @@ class DisksCommandTest {
 
     @Test
     void anOutputFormatOtherThanTableOrJsonIsAUsageError() {
-        Run run = run("disks", "-o", "yaml");
+        CommandRun run = run("disks", "-o", "yaml");
 
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err()).contains("--output must be table or json, not 'yaml'");
@@ -204,11 +200,8 @@ class DisksCommandTest {
 
     // ---- helpers
 
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static CommandRun run(String... args) {
+        return CommandRun.of(args);
     }
 
     private Path file(String role, long size) throws IOException {
@@ -244,7 +237,7 @@ class DisksCommandTest {
                 .map(e -> e.getValue().path().toString()).toList());
     }
 
-    private String line(Run run, String role) {
+    private String line(CommandRun run, String role) {
         String prefix = devices.get(role).path() + " ";
         return run.out().lines().filter(l -> l.startsWith(prefix)).findFirst()
                 .orElseThrow(() -> new AssertionError("no line for " + prefix + " in\n" + run.out()));

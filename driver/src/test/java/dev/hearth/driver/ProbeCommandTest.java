@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.hearth.linux.Host;
 import dev.hearth.storage.fs.FilesystemType;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,19 +17,14 @@ class ProbeCommandTest {
     @TempDir
     Path dir;
 
-    private record Run(int exit, String out, String err) {}
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static CommandRun run(String... args) {
+        return CommandRun.of(args);
     }
 
     @Test
     void aReadyDriverAnswersReadyWithItsNameAndVersion() throws IOException {
         try (TestDriver driver = TestDriver.start(dir)) {
-            Run run = run("probe", "--endpoint", "unix://" + driver.socket());
+            CommandRun run = run("probe", "--endpoint", "unix://" + driver.socket());
 
             assertThat(run.exit()).as(run.err()).isZero();
             assertThat(run.out()).startsWith("ready: csi.hearth.dev " + Driver.version() + " at unix://" + driver.socket());
@@ -44,7 +37,7 @@ class ProbeCommandTest {
         Path nothing = Files.createDirectories(dir.resolve("machine"));
         Path tools = Files.createDirectories(nothing.resolve("sbin"));
         try (TestDriver driver = TestDriver.start(dir, FilesystemType.EXT4, new Host(nothing, List.of(tools)))) {
-            Run run = run("probe", "--endpoint", "unix://" + driver.socket());
+            CommandRun run = run("probe", "--endpoint", "unix://" + driver.socket());
 
             assertThat(run.exit()).isEqualTo(ProbeCommand.NOT_READY);
             assertThat(run.out()).startsWith("not ready: unix://" + driver.socket() + " answered FAILED_PRECONDITION: ")
@@ -54,7 +47,7 @@ class ProbeCommandTest {
 
     @Test
     void aSocketNobodyServesIsNoAnswer() {
-        Run run = run("probe", "--endpoint", "unix://" + dir.resolve("nobody.sock"), "--timeout", "2s");
+        CommandRun run = run("probe", "--endpoint", "unix://" + dir.resolve("nobody.sock"), "--timeout", "2s");
 
         assertThat(run.exit()).isEqualTo(ProbeCommand.UNREACHABLE);
         assertThat(run.err()).startsWith("cannot reach unix://" + dir.resolve("nobody.sock")).contains("UNAVAILABLE");

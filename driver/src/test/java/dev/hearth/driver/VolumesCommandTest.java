@@ -3,8 +3,6 @@ package dev.hearth.driver;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -24,13 +22,8 @@ class VolumesCommandTest {
     @TempDir
     Path dir;
 
-    private record Run(int exit, String out, String err) {}
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static CommandRun run(String... args) {
+        return CommandRun.of(args);
     }
 
     private Path state() {
@@ -48,7 +41,7 @@ class VolumesCommandTest {
         Files.createDirectories(state().resolve("pools/b"));
         record("name=a,dir=" + dir.resolve("a") + ",capacity=2Gi", "name=b,capacity=1Gi");
 
-        Run run = run("volumes", "--state-dir", state().toString());
+        CommandRun run = run("volumes", "--state-dir", state().toString());
 
         assertThat(run.exit()).as("stderr: %s", run.err()).isZero();
         assertThat(run.out().lines()).anyMatch(l -> l.matches("a \\(default\\)\\s+file\\s+2Gi\\s+0\\s+\\S+\\s+0\\s+-"))
@@ -62,7 +55,7 @@ class VolumesCommandTest {
         record("name=recorded,dir=" + Files.createDirectories(dir.resolve("recorded")));
         Files.createDirectories(dir.resolve("given"));
 
-        Run run = run("volumes", "--state-dir", state().toString(), "--pool", "name=given,dir=" + dir.resolve("given"),
+        CommandRun run = run("volumes", "--state-dir", state().toString(), "--pool", "name=given,dir=" + dir.resolve("given"),
                 "-o", "json");
 
         assertThat(run.exit()).as("stderr: %s", run.err()).isZero();
@@ -71,19 +64,19 @@ class VolumesCommandTest {
 
     @Test
     void withoutAStateDirectoryOrRecordItSaysWhatIsMissingAndExitsOne() throws IOException {
-        Run missing = run("volumes", "--state-dir", state().toString());
+        CommandRun missing = run("volumes", "--state-dir", state().toString());
         assertThat(missing.exit()).isEqualTo(1);
         assertThat(missing.err()).contains("state directory " + state() + " does not exist");
         assertThat(state()).doesNotExist();
 
         Files.createDirectories(state());
-        Run noRecord = run("volumes", "--state-dir", state().toString());
+        CommandRun noRecord = run("volumes", "--state-dir", state().toString());
         assertThat(noRecord.exit()).isEqualTo(1);
         assertThat(noRecord.err()).contains(state().resolve("serve.properties") + " does not exist", "--pool");
 
         Files.writeString(state().resolve("serve.properties"), "format=1\npool.1=name=x,kind=zfs\nstate-dir="
                 + state() + "\ndriver-name=csi.hearth.dev\nwritten=2026-11-24T10:00:00Z\n");
-        Run unknownKind = run("volumes", "--state-dir", state().toString());
+        CommandRun unknownKind = run("volumes", "--state-dir", state().toString());
         assertThat(unknownKind.exit()).isEqualTo(1);
         assertThat(unknownKind.err()).contains("names a pool this hearth cannot read", "unknown kind 'zfs'");
     }
@@ -92,7 +85,7 @@ class VolumesCommandTest {
     void aPoolThatCannotBeOpenedIsShownWithWhyAndTheExitIsOne() throws IOException {
         Files.createDirectories(dir.resolve("there"));
 
-        Run run = run("volumes", "--pool", "name=there,dir=" + dir.resolve("there"), "--pool",
+        CommandRun run = run("volumes", "--pool", "name=there,dir=" + dir.resolve("there"), "--pool",
                 "name=gone,dir=" + dir.resolve("gone"));
 
         assertThat(run.exit()).isEqualTo(1);
@@ -104,11 +97,11 @@ class VolumesCommandTest {
 
     @Test
     void usageMistakesExitTwo() {
-        Run output = run("volumes", "--pool", "name=x,dir=/nowhere", "--output", "yaml");
+        CommandRun output = run("volumes", "--pool", "name=x,dir=/nowhere", "--output", "yaml");
         assertThat(output.exit()).isEqualTo(2);
         assertThat(output.err()).contains("--output must be table or json, not 'yaml'");
 
-        Run spec = run("volumes", "--pool", "name=x,bogus=1");
+        CommandRun spec = run("volumes", "--pool", "name=x,bogus=1");
         assertThat(spec.exit()).isEqualTo(2);
         assertThat(spec.err()).contains("unknown key 'bogus'");
     }
