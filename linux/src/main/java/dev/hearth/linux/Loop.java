@@ -13,17 +13,20 @@ import java.lang.foreign.StructLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** Loop devices through {@code /dev/loop-control} and the loop ioctls (linux/loop.h). */
 public final class Loop {
 
     static final long LOOP_CLR_FD = 0x4C01;
+    static final long LOOP_GET_STATUS64 = 0x4C05;
     static final long LOOP_SET_CAPACITY = 0x4C07;
     static final long LOOP_CONFIGURE = 0x4C0A;
     static final long LOOP_CTL_GET_FREE = 0x4C82;
@@ -157,9 +160,34 @@ public final class Loop {
      */
     public static Optional<LoopAttachment> findByBackingFile(Path backingFile) throws IOException {
         Path wanted = MountInfo.canonical(backingFile);
-        return list().stream()
+        List<LoopAttachment> all = list();
+        Optional<LoopAttachment> named = all.stream()
                 .filter(a -> !a.backingDeleted() && a.backingFile().equals(wanted))
                 .findFirst();
+        if (named.isPresent()) {
+            return named;
+        }
+        // A name no mount here reaches (see reachable): the device's record of the file decides.
+        List<LoopAttachment> unreachable = all.stream()
+                .filter(a -> !a.backingDeleted() && !Files.exists(a.backingFile(), LinkOption.NOFOLLOW_LINKS))
+                .toList();
+        if (unreachable.isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, Object> file;
+        try {
+            file = Files.readAttributes(wanted, "unix:dev,ino");
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+        for (LoopAttachment a : unreachable) {
+            Optional<long[]> record = backingRecord(a.device());
+            if (record.isPresent() && record.get()[0] == (long) file.get("dev")
+                    && record.get()[1] == (long) file.get("ino")) {
+                return Optional.of(a);
+            }
+        }
+        return Optional.empty();
     }
 
     /** Makes the device pick up a changed backing-file size, e.g. after growing the file for an expansion. */
@@ -194,7 +222,11 @@ public final class Loop {
             if (deleted) {
                 backing = backing.substring(0, backing.length() - DELETED.length());
             }
-            return Optional.of(new LoopAttachment(device, Path.of(backing), deleted,
+            Path named = Path.of(backing);
+            if (!deleted && !Files.exists(named, LinkOption.NOFOLLOW_LINKS)) {
+                named = reachable(device, named).orElse(named);
+            }
+            return Optional.of(new LoopAttachment(device, named, deleted,
                     "1".equals(sysfs(dir.resolve("ro"))), "1".equals(sysfs(dir.resolve("loop/dio")))));
         } catch (NoSuchFileException e) {
             return Optional.empty();
@@ -204,6 +236,56 @@ public final class Loop {
                 return Optional.empty();
             }
             throw e;
+        }
+    }
+
+    /**
+     * sysfs names a backing file as the mount namespace that attached the device reached it. When
+     * that namespace is gone (the driver's container before a restart), its mounts are detached and
+     * the name is relative to the mount the file was opened through: {@code /pools/default/x.img}
+     * for what this container, which mounts the same host directory, reaches as
+     * {@code /var/lib/hearth/pools/default/x.img}. The device's own record of its file (its
+     * filesystem's device number and its inode, LOOP_GET_STATUS64) finds it again below each mount
+     * of that filesystem here; the name is kept when none holds that very file.
+     */
+    static Optional<Path> reachable(LoopDevice device, Path named) throws IOException {
+        Optional<long[]> record = backingRecord(device);
+        if (record.isEmpty()) {
+            return Optional.empty();
+        }
+        long dev = record.get()[0];
+        long inode = record.get()[1];
+        String relative = named.toString().replaceFirst("^/+", "");
+        for (MountEntry mount : MountInfo.read()) {
+            if (mount.major() != BlockDevices.major(dev) || mount.minor() != BlockDevices.minor(dev)) {
+                continue;
+            }
+            Path candidate = mount.mountPoint().resolve(relative);
+            try {
+                var attributes = Files.readAttributes(candidate, "unix:dev,ino", LinkOption.NOFOLLOW_LINKS);
+                if ((long) attributes.get("dev") == dev && (long) attributes.get("ino") == inode) {
+                    return Optional.of(candidate);
+                }
+            } catch (NoSuchFileException e) {
+                // not below this mount
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The backing file's filesystem device number and inode, as the device recorded them; empty once detached. */
+    private static Optional<long[]> backingRecord(LoopDevice device) throws IOException {
+        try (Arena arena = Arena.ofConfined();
+             Fd loop = Fd.open(arena, device.path(), Libc.O_RDONLY)) {
+            MemorySegment info = arena.allocate(LOOP_INFO64);
+            if (loop.ioctlRaw(LOOP_GET_STATUS64, info) < 0) {
+                return Optional.empty(); // detached meanwhile (ENXIO)
+            }
+            return Optional.of(new long[] {
+                info.get(JAVA_LONG, LOOP_INFO64.byteOffset(PathElement.groupElement("lo_device"))),
+                info.get(JAVA_LONG, LOOP_INFO64.byteOffset(PathElement.groupElement("lo_inode")))});
+        } catch (LinuxException e) {
+            return Optional.empty(); // the device node is gone
         }
     }
 

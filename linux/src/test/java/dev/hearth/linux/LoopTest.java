@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -242,6 +244,61 @@ class LoopTest {
         assertThatThrownBy(() -> Loop.setCapacity(device))
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENXIO)).isTrue())
                 .hasMessageContaining("LOOP_SET_CAPACITY");
+    }
+
+    /**
+     * A driver container restarted: the old one attached the device through its bind mount of the
+     * host's state directory, and its mount namespace is gone. sysfs then names the file relative to
+     * that detached mount; the new container, which mounts the same directory, still finds its
+     * device, by the file's inode, under its own mount.
+     */
+    @Test
+    @RequiresTools({"unshare", "mount", "losetup"})
+    void aDeviceAttachedInAMountNamespaceSinceGoneIsFoundUnderThisNamespacesMountOfItsFile() throws Exception {
+        Path state = Files.createDirectories(dir.resolve("host-state/pools/default")).getParent().getParent();
+        Scratch.sparseFile(state.resolve("pools/default/v.img"), 8 * MIB);
+        Path oldView = Files.createDirectory(dir.resolve("old-container"));
+        Process attach = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                "mount --bind \"$0\" \"$1\" && exec losetup --find --show \"$1/pools/default/v.img\"",
+                state.toString(), oldView.toString()).redirectErrorStream(true).start();
+        String out = new String(attach.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(attach.waitFor()).as(out).isZero();
+        LoopDevice device = LoopDevice.fromPath(Path.of(out)).orElseThrow();
+        cleanup.add(() -> Loop.detach(device));
+        assertThat(Files.readString(Path.of("/sys/block/loop" + device.number() + "/loop/backing_file")).strip())
+                .as("sysfs, once the attaching namespace is gone").isEqualTo("/pools/default/v.img");
+
+        Path newView = Files.createDirectory(dir.resolve("new-container"));
+        Scratch.mount(cleanup, state.toString(), newView, "none", MountFlags.MS_BIND, null);
+        Path image = newView.resolve("pools/default/v.img");
+
+        assertThat(Loop.describe(device)).map(LoopAttachment::backingFile).contains(image);
+        assertThat(Loop.findByBackingFile(image)).map(LoopAttachment::device).contains(device);
+        assertThat(Loop.list()).anyMatch(a -> a.device().equals(device) && a.backingFile().equals(image));
+    }
+
+    /**
+     * Where no mount here reaches the file under that name (the host's view of a container's
+     * device: the directory is reached through / at its full path), the device keeps the name sysfs
+     * gives, and the file is still found to back it, by its inode.
+     */
+    @Test
+    @RequiresTools({"unshare", "mount", "losetup"})
+    void aDeviceWhoseFileIsReachedUnderAnotherNameKeepsSysfsNameAndIsFoundByInode() throws Exception {
+        Path state = Files.createDirectories(dir.resolve("host-state/pools/default")).getParent().getParent();
+        Path file = Scratch.sparseFile(state.resolve("pools/default/v.img"), 8 * MIB);
+        Path oldView = Files.createDirectory(dir.resolve("old-container"));
+        Process attach = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                "mount --bind \"$0\" \"$1\" && exec losetup --find --show \"$1/pools/default/v.img\"",
+                state.toString(), oldView.toString()).redirectErrorStream(true).start();
+        String out = new String(attach.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(attach.waitFor()).as(out).isZero();
+        LoopDevice device = LoopDevice.fromPath(Path.of(out)).orElseThrow();
+        cleanup.add(() -> Loop.detach(device));
+
+        assertThat(Loop.describe(device)).map(LoopAttachment::backingFile).contains(Path.of("/pools/default/v.img"));
+        assertThat(Loop.findByBackingFile(file)).map(LoopAttachment::device).contains(device);
+        assertThat(Loop.findByBackingFile(Scratch.sparseFile(state.resolve("pools/default/other.img"), MIB))).isEmpty();
     }
 
     private Path fileOn(String fsType, String name, String data) throws IOException {
