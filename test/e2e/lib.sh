@@ -19,6 +19,8 @@ declare -A E2E_MODULE=(
   [external-snapshotter]="github.com/kubernetes-csi/external-snapshotter/v8 $SNAPSHOTTER_VERSION"
   [node-driver-registrar]="github.com/kubernetes-csi/node-driver-registrar $REGISTRAR_VERSION"
   [livenessprobe]="github.com/kubernetes-csi/livenessprobe $LIVENESSPROBE_VERSION"
+  [containerd]="github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
+  [cni-plugins]="github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
 )
 # Components the proxy does not serve (versions.env says why), built from a copy of their source
 # at the release's tag in this repository instead of from a wrapper module: component -> directory.
@@ -29,16 +31,19 @@ declare -A E2E_SOURCE=(
 # component -> binaries, each "<name>=<package>" (the package relative to the main module)
 declare -A E2E_BINARIES=(
   [etcd]="etcd=."
-  [kubernetes]="kube-apiserver=cmd/kube-apiserver kube-controller-manager=cmd/kube-controller-manager kube-scheduler=cmd/kube-scheduler kubectl=cmd/kubectl"
+  [kubernetes]="kube-apiserver=cmd/kube-apiserver kube-controller-manager=cmd/kube-controller-manager kube-scheduler=cmd/kube-scheduler kubectl=cmd/kubectl kubelet=cmd/kubelet kube-proxy=cmd/kube-proxy"
   [external-provisioner]="csi-provisioner=cmd/csi-provisioner"
   [external-resizer]="csi-resizer=cmd/csi-resizer"
   [external-snapshotter]="csi-snapshotter=cmd/csi-snapshotter snapshot-controller=cmd/snapshot-controller"
   [node-driver-registrar]="csi-node-driver-registrar=cmd/csi-node-driver-registrar"
   [livenessprobe]="livenessprobe=cmd/livenessprobe"
+  [containerd]="containerd=cmd/containerd containerd-shim-runc-v2=cmd/containerd-shim-runc-v2 ctr=cmd/ctr"
+  [cni-plugins]="bridge=plugins/main/bridge host-local=plugins/ipam/host-local loopback=plugins/main/loopback portmap=plugins/meta/portmap"
 )
-# The e2e runs the first five; test/image/sidecars builds the images of the CSI sidecars
-# (test/e2e/build COMPONENT...).
-E2E_COMPONENTS=(etcd kubernetes external-provisioner external-resizer external-snapshotter node-driver-registrar livenessprobe)
+# The e2e runs all of them: the control plane and the simulated nodes' sidecars as processes, the
+# real node's kubelet, kube-proxy, containerd and CNI plugins as processes, and the sidecars in
+# that node's pod from the images test/image/sidecars makes of them (test/e2e/build COMPONENT...).
+E2E_COMPONENTS=(etcd kubernetes external-provisioner external-resizer external-snapshotter node-driver-registrar livenessprobe containerd cni-plugins)
 
 # The directory of one component's build: its wrapper module (src/) and binaries (bin/).
 e2e_component_dir() { local v; read -r _ v <<<"${E2E_MODULE[$1]}"; echo "$E2E_CACHE/$1-$v"; }

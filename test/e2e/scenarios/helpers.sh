@@ -120,3 +120,105 @@ bound() {
   until_eq 90 Bound kc get pvc "$1" -o 'jsonpath={.status.phase}' || { kc describe pvc "$1"; fail "PVC $1 not bound"; }
   until_eq 30 yes pod_bound "$2" || { kc describe pod "$2"; fail "pod $2 not bound to a node"; }
 }
+
+# The real node's scenarios (test/e2e/node): a kubelet with containerd runs their pods.
+needs_real_node() {
+  $E2E_REAL_NODE_UP || skip "no real node: this machine lacks ${real_node_missing:-what test/e2e/node needs}"
+}
+# real_pod POD CLAIM [--block] [--fs-group GID] [--user UID] [--sh COMMAND]: a pod on the real node
+# (its name and its taint) running COMMAND (default: sleep) in the pods' image, with CLAIM mounted
+# at /data, or with --block as the raw device /dev/xvda.
+real_pod() {
+  local pod=$1 claim=$2 block=false fs_group="" user="" cmd="sleep infinity"; shift 2
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --block) block=true; shift; continue ;;
+      --fs-group) fs_group=$2 ;;
+      --user) user=$2 ;;
+      --sh) cmd=$2 ;;
+      *) fail "real_pod: unknown option $1" ;;
+    esac
+    shift 2
+  done
+  local volume="volumeMounts: [{name: data, mountPath: /data}]"
+  $block && volume="volumeDevices: [{name: data, devicePath: /dev/xvda}]"
+  kc apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $pod, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  nodeSelector: {kubernetes.io/hostname: $E2E_REAL_NODE}
+  tolerations: [{key: $E2E_REAL_NODE_TAINT, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 2
+  securityContext: {$(printf '%s' "${fs_group:+fsGroup: $fs_group}${fs_group:+${user:+, }}${user:+runAsUser: $user, runAsGroup: $user}")}
+  containers:
+  - name: app
+    image: $E2E_POD_IMAGE
+    imagePullPolicy: Never
+    command: [sh, -c, $(printf '%s' "$cmd" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')]
+    $volume
+  volumes: [{name: data, persistentVolumeClaim: {claimName: $claim}}]
+YAML
+}
+# real_claim CLAIM SIZE [--class SC] [--block] [--from-snapshot SNAPSHOT]: a ReadWriteOnce claim.
+real_claim() {
+  local claim=$1 size=$2 class=$E2E_STORAGE_CLASS mode=Filesystem snapshot=""; shift 2
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --class) class=$2 ;;
+      --block) mode=Block; shift; continue ;;
+      --from-snapshot) snapshot=$2 ;;
+      *) fail "real_claim: unknown option $1" ;;
+    esac
+    shift 2
+  done
+  kc apply -f - <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $claim, namespace: default}
+spec:
+  storageClassName: $class
+  accessModes: [ReadWriteOnce]
+  volumeMode: $mode
+  resources: {requests: {storage: $size}}
+$([ -z "$snapshot" ] || echo "  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: $snapshot}")
+YAML
+}
+# running POD: waits until the pod runs (the kubelet staged and published its volume).
+running() {
+  until_eq 120 Running kc get pod "$1" -o 'jsonpath={.status.phase}' ||
+    { kc describe pod "$1" | tail -n 25; fail "pod $1 is not running"; }
+}
+# in_pod POD COMMAND: sh -c COMMAND in the pod's container, through the API server and the kubelet.
+in_pod() { kc exec "$1" -c app -- sh -c "$2"; }
+# gone KIND NAME...: deletes and waits until they are gone (pods through the kubelet).
+gone() {
+  local kind=$1; shift
+  kc delete "$kind" "$@" --ignore-not-found --wait=true --timeout=120s >/dev/null ||
+    fail "$kind $* not deleted within 120 s"
+}
+# The host paths of a pod's volume: its publish target (filesystem) and the kubelet's pod dir.
+pod_dir() { echo "/var/lib/kubelet/pods/$(kc get pod "$1" -o 'jsonpath={.metadata.uid}')"; }
+# released PV: waits until the PV of a deleted claim is gone (the driver deleted the volume).
+released() {
+  until_eq 90 "" kc get pv "$1" -o name --ignore-not-found || fail "PV $1 not deleted"
+}
+# file_in_pod POD FILE: "yes" once FILE in the pod is not empty.
+file_in_pod() { in_pod "$1" "test -s $2" >/dev/null 2>&1 && echo yes; }
+# mounts_of PV: the node's mount points of a volume (the kubelet's paths name the PV or the
+# staging directory's hash of its handle).
+mounts_of() {
+  local handle hash
+  handle=$(kc get pv "$1" -o 'jsonpath={.spec.csi.volumeHandle}' 2>/dev/null)
+  hash=$(printf %s "$handle" | sha256sum | cut -c1-64)
+  findmnt -n -l -o TARGET | grep -E -e "/$1(/|$)" -e "/$hash(/|$)" || true
+}
+# hearth_pod_ready: the Ready condition of deploy/'s DaemonSet pod on the real node.
+hearth_pod_ready() {
+  kc -n "$E2E_SYSTEM_NS" get pod "$(node_hearth_pod)" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+}
+# hearth_restarts: how often the kubelet restarted the driver's container on the real node.
+hearth_restarts() {
+  kc -n "$E2E_SYSTEM_NS" get pod "$(node_hearth_pod)" -o 'jsonpath={.status.containerStatuses[?(@.name=="hearth")].restartCount}'
+}
