@@ -8,7 +8,7 @@ E2E_TITLES[10]="real node: a claim in use grows through the kubelet's NodeExpand
 scenario_10() {
   needs_real_node
   local pv before after sum
-  real_claim s10-data 512Mi --class hearth-xfs
+  claim s10-data 512Mi --class hearth-xfs
   real_pod s10-app s10-data --sh 'head -c 1M /dev/urandom > /data/f && sleep infinity'
   running s10-app
   until_eq 30 yes file_in_pod s10-app /data/f || fail "the pod did not write /data/f"

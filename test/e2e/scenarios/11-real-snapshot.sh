@@ -10,25 +10,16 @@ scenario_11() {
   needs_real_node
   local sum pv restored_pv
   kc apply --server-side -f "$repo_root/deploy/base/volumesnapshotclass.yaml" >/dev/null
-  real_claim s11-source 256Mi
+  claim s11-source 256Mi
   real_pod s11-app s11-source --sh 'head -c 4M /dev/urandom > /data/f && sync && sleep infinity'
   running s11-app
   until_eq 30 yes file_in_pod s11-app /data/f || fail "the pod did not write /data/f"
   pv=$(kc get pvc s11-source -o 'jsonpath={.spec.volumeName}')
   sum=$(in_pod s11-app 'sync; sha256sum < /data/f')
-  kc apply -f - <<YAML
-apiVersion: snapshot.storage.k8s.io/v1
-kind: VolumeSnapshot
-metadata: {name: s11-snap, namespace: default}
-spec:
-  volumeSnapshotClassName: hearth
-  source: {persistentVolumeClaimName: s11-source}
-YAML
-  until_eq 90 true kc get volumesnapshot s11-snap -o 'jsonpath={.status.readyToUse}' ||
-    { kc describe volumesnapshot s11-snap | tail -n 20; fail "the snapshot did not become ready"; }
+  snapshot s11-snap s11-source
   echo "snapshot ready: $(kc get volumesnapshotcontent "$(kc get volumesnapshot s11-snap -o 'jsonpath={.status.boundVolumeSnapshotContentName}')" -o 'jsonpath={.status.snapshotHandle}, {.status.restoreSize} bytes')"
   in_pod s11-app 'head -c 4M /dev/urandom > /data/f && sync'
-  real_claim s11-copy 256Mi --from-snapshot s11-snap
+  claim s11-copy 256Mi --from-snapshot s11-snap
   real_pod s11-reader s11-copy
   running s11-reader
   restored_pv=$(kc get pvc s11-copy -o 'jsonpath={.spec.volumeName}')

@@ -24,16 +24,7 @@ scenario_5() {
   sum=$(sha256sum <"$target/data")
   echo "source: $handle on $node ($(findmnt -n -o FSTYPE "$target")), 4 MiB written, sha256 ${sum%% *}"
 
-  kc apply -f - <<YAML
-apiVersion: snapshot.storage.k8s.io/v1
-kind: VolumeSnapshot
-metadata: {name: s5-snap, namespace: default}
-spec:
-  volumeSnapshotClassName: hearth
-  source: {persistentVolumeClaimName: s5-source}
-YAML
-  until_eq 60 true kc get volumesnapshot s5-snap -o 'jsonpath={.status.readyToUse}' ||
-    { kc describe volumesnapshot s5-snap; fail "the snapshot did not become ready"; }
+  snapshot s5-snap s5-source
   content=$(kc get volumesnapshot s5-snap -o 'jsonpath={.status.boundVolumeSnapshotContentName}')
   snap_handle=$(kc get volumesnapshotcontent "$content" -o 'jsonpath={.status.snapshotHandle}')
   local managed_by

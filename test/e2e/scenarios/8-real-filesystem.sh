@@ -9,7 +9,7 @@ E2E_TITLES[8]="real node: a filesystem claim's data outlives its pod; the kubele
 scenario_8() {
   needs_real_node
   local pv handle sum dir
-  real_claim s8-data 256Mi
+  claim s8-data 256Mi
   real_pod s8-writer s8-data --fs-group 4321 --user 1000 --sh 'head -c 2M /dev/urandom > /data/f && sleep infinity'
   running s8-writer
   pv=$(kc get pvc s8-data -o 'jsonpath={.spec.volumeName}')

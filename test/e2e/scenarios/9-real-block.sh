@@ -8,7 +8,7 @@ E2E_TITLES[9]="real node: a raw block claim is a device in the pod that writes a
 scenario_9() {
   needs_real_node
   local pv out
-  real_claim s9-raw 64Mi --block
+  claim s9-raw 64Mi --block
   real_pod s9-app s9-raw --block
   running s9-app
   pv=$(kc get pvc s9-raw -o 'jsonpath={.spec.volumeName}')

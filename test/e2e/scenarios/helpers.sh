@@ -85,26 +85,17 @@ fs_size() { df -B1 --output=size "$1" | tail -n 1 | tr -d ' '; }
 # default namespace; --node pins the pod to a node's topology, --from-snapshot restores the claim
 # from a VolumeSnapshot.
 claim_with_pod() {
-  local claim=$1 pod=$2 size=$3 class=$E2E_STORAGE_CLASS node="" snapshot=""; shift 3
+  local claim=$1 pod=$2 size=$3 node="" claim_args=(); shift 3
   while [ $# -gt 0 ]; do
     case $1 in
-      --class) class=$2 ;;
+      --class|--from-snapshot) claim_args+=("$1" "$2") ;;
       --node) node=$2 ;;
-      --from-snapshot) snapshot=$2 ;;
       *) fail "claim_with_pod: unknown option $1" ;;
     esac
     shift 2
   done
+  claim "$claim" "$size" "${claim_args[@]}"
   kc apply -f - <<YAML
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: $claim, namespace: default}
-spec:
-  storageClassName: $class
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: $size}}
-$([ -z "$snapshot" ] || echo "  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: $snapshot}")
----
 apiVersion: v1
 kind: Pod
 metadata: {name: $pod, namespace: default}
@@ -161,15 +152,17 @@ spec:
   volumes: [{name: data, persistentVolumeClaim: {claimName: $claim}}]
 YAML
 }
-# real_claim CLAIM SIZE [--class SC] [--block] [--from-snapshot SNAPSHOT]: a ReadWriteOnce claim.
-real_claim() {
+# claim CLAIM SIZE [--class SC] [--block] [--from-snapshot SNAPSHOT]: a ReadWriteOnce claim in the
+# default namespace, of the e2e's StorageClass unless --class; --from-snapshot restores it from a
+# VolumeSnapshot.
+claim() {
   local claim=$1 size=$2 class=$E2E_STORAGE_CLASS mode=Filesystem snapshot=""; shift 2
   while [ $# -gt 0 ]; do
     case $1 in
       --class) class=$2 ;;
       --block) mode=Block; shift; continue ;;
       --from-snapshot) snapshot=$2 ;;
-      *) fail "real_claim: unknown option $1" ;;
+      *) fail "claim: unknown option $1" ;;
     esac
     shift 2
   done
@@ -221,4 +214,30 @@ hearth_pod_ready() {
 # hearth_restarts: how often the kubelet restarted the driver's container on the real node.
 hearth_restarts() {
   kc -n "$E2E_SYSTEM_NS" get pod "$(node_hearth_pod)" -o 'jsonpath={.status.containerStatuses[?(@.name=="hearth")].restartCount}'
+}
+# snapshot NAME CLAIM: a VolumeSnapshot of the claim (deploy/'s class), waited for until ready.
+snapshot() {
+  kc apply -f - <<YAML
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshot
+metadata: {name: $1, namespace: default}
+spec:
+  volumeSnapshotClassName: hearth
+  source: {persistentVolumeClaimName: $2}
+YAML
+  until_eq 90 true kc get volumesnapshot "$1" -o 'jsonpath={.status.readyToUse}' ||
+    { kc describe volumesnapshot "$1" | tail -n 20; fail "the snapshot did not become ready"; }
+}
+# new_volume_works NAME: a new 64Mi claim and a pod on the real node that writes to it; the pod
+# and the claim are deleted again. Sets NEW_PV.
+new_volume_works() {
+  claim "$1" 64Mi
+  real_pod "$1" "$1" --sh 'echo written > /data/f && sleep infinity'
+  running "$1"
+  until_eq 30 yes file_in_pod "$1" /data/f || fail "the new pod did not write"
+  NEW_PV=$(kc get pvc "$1" -o 'jsonpath={.spec.volumeName}')
+  echo "a new claim: $NEW_PV, mounted and written"
+  gone pod "$1"
+  gone pvc "$1"
+  released "$NEW_PV"
 }

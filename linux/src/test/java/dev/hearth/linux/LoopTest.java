@@ -257,14 +257,7 @@ class LoopTest {
     void aDeviceAttachedInAMountNamespaceSinceGoneIsFoundUnderThisNamespacesMountOfItsFile() throws Exception {
         Path state = Files.createDirectories(dir.resolve("host-state/pools/default")).getParent().getParent();
         Scratch.sparseFile(state.resolve("pools/default/v.img"), 8 * MIB);
-        Path oldView = Files.createDirectory(dir.resolve("old-container"));
-        Process attach = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
-                "mount --bind \"$0\" \"$1\" && exec losetup --find --show \"$1/pools/default/v.img\"",
-                state.toString(), oldView.toString()).redirectErrorStream(true).start();
-        String out = new String(attach.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertThat(attach.waitFor()).as(out).isZero();
-        LoopDevice device = LoopDevice.fromPath(Path.of(out)).orElseThrow();
-        cleanup.add(() -> Loop.detach(device));
+        LoopDevice device = attachInAGoneContainer(state);
         assertThat(Files.readString(Path.of("/sys/block/loop" + device.number() + "/loop/backing_file")).strip())
                 .as("sysfs, once the attaching namespace is gone").isEqualTo("/pools/default/v.img");
 
@@ -287,6 +280,18 @@ class LoopTest {
     void aDeviceWhoseFileIsReachedUnderAnotherNameKeepsSysfsNameAndIsFoundByInode() throws Exception {
         Path state = Files.createDirectories(dir.resolve("host-state/pools/default")).getParent().getParent();
         Path file = Scratch.sparseFile(state.resolve("pools/default/v.img"), 8 * MIB);
+        LoopDevice device = attachInAGoneContainer(state);
+
+        assertThat(Loop.describe(device)).map(LoopAttachment::backingFile).contains(Path.of("/pools/default/v.img"));
+        assertThat(Loop.findByBackingFile(file)).map(LoopAttachment::device).contains(device);
+        assertThat(Loop.findByBackingFile(Scratch.sparseFile(state.resolve("pools/default/other.img"), MIB))).isEmpty();
+    }
+
+    /**
+     * Attaches {@code state}'s pools/default/v.img as a driver container does, through its bind
+     * mount of the state directory in a mount namespace of its own, which then exits.
+     */
+    private LoopDevice attachInAGoneContainer(Path state) throws Exception {
         Path oldView = Files.createDirectory(dir.resolve("old-container"));
         Process attach = new ProcessBuilder("unshare", "--mount", "--propagation", "private", "sh", "-c",
                 "mount --bind \"$0\" \"$1\" && exec losetup --find --show \"$1/pools/default/v.img\"",
@@ -295,10 +300,7 @@ class LoopTest {
         assertThat(attach.waitFor()).as(out).isZero();
         LoopDevice device = LoopDevice.fromPath(Path.of(out)).orElseThrow();
         cleanup.add(() -> Loop.detach(device));
-
-        assertThat(Loop.describe(device)).map(LoopAttachment::backingFile).contains(Path.of("/pools/default/v.img"));
-        assertThat(Loop.findByBackingFile(file)).map(LoopAttachment::device).contains(device);
-        assertThat(Loop.findByBackingFile(Scratch.sparseFile(state.resolve("pools/default/other.img"), MIB))).isEmpty();
+        return device;
     }
 
     private Path fileOn(String fsType, String name, String data) throws IOException {
