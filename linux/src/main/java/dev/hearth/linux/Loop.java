@@ -134,11 +134,12 @@ public final class Loop {
     /** Every configured loop device, by number. */
     public static List<LoopAttachment> list() throws IOException {
         List<LoopAttachment> attachments = new ArrayList<>();
+        MountTable mounts = new MountTable();
         try (DirectoryStream<Path> devices = Files.newDirectoryStream(SYS_BLOCK, "loop*")) {
             for (Path dir : devices) {
                 Optional<LoopDevice> device = LoopDevice.fromPath(Path.of("/dev").resolve(dir.getFileName()));
                 if (device.isPresent()) {
-                    describe(device.get(), dir).ifPresent(attachments::add);
+                    describe(device.get(), dir, mounts).ifPresent(attachments::add);
                 }
             }
         }
@@ -151,7 +152,7 @@ public final class Loop {
      * configured (or does not exist). Costs the same however many loop devices the node has.
      */
     public static Optional<LoopAttachment> describe(LoopDevice device) throws IOException {
-        return describe(device, SYS_BLOCK.resolve("loop" + device.number()));
+        return describe(device, SYS_BLOCK.resolve("loop" + device.number()), new MountTable());
     }
 
     /**
@@ -174,16 +175,12 @@ public final class Loop {
         if (unreachable.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, Object> file;
-        try {
-            file = Files.readAttributes(wanted, "unix:dev,ino");
-        } catch (NoSuchFileException e) {
+        Optional<FileKey> file = FileKey.of(wanted);
+        if (file.isEmpty()) {
             return Optional.empty();
         }
         for (LoopAttachment a : unreachable) {
-            Optional<long[]> record = backingRecord(a.device());
-            if (record.isPresent() && record.get()[0] == (long) file.get("dev")
-                    && record.get()[1] == (long) file.get("ino")) {
+            if (backingRecord(a.device()).equals(file)) {
                 return Optional.of(a);
             }
         }
@@ -203,10 +200,11 @@ public final class Loop {
      * (ENODEV) and bound again at once, by another process, before the failure is looked at: such a
      * device is read again, a few times, as it is then.
      */
-    private static Optional<LoopAttachment> describe(LoopDevice device, Path dir) throws IOException {
+    private static Optional<LoopAttachment> describe(LoopDevice device, Path dir, MountTable mounts)
+            throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
-                return describeOnce(device, dir);
+                return describeOnce(device, dir, mounts);
             } catch (IOException e) {
                 if (attempt == 3) {
                     throw e;
@@ -215,7 +213,8 @@ public final class Loop {
         }
     }
 
-    private static Optional<LoopAttachment> describeOnce(LoopDevice device, Path dir) throws IOException {
+    private static Optional<LoopAttachment> describeOnce(LoopDevice device, Path dir, MountTable mounts)
+            throws IOException {
         try {
             String backing = sysfs(dir.resolve("loop/backing_file"));
             boolean deleted = backing.endsWith(DELETED);
@@ -224,7 +223,7 @@ public final class Loop {
             }
             Path named = Path.of(backing);
             if (!deleted && !Files.exists(named, LinkOption.NOFOLLOW_LINKS)) {
-                named = reachable(device, named).orElse(named);
+                named = reachable(device, named, mounts).orElse(named);
             }
             return Optional.of(new LoopAttachment(device, named, deleted,
                     "1".equals(sysfs(dir.resolve("ro"))), "1".equals(sysfs(dir.resolve("loop/dio")))));
@@ -248,42 +247,60 @@ public final class Loop {
      * filesystem's device number and its inode, LOOP_GET_STATUS64) finds it again below each mount
      * of that filesystem here; the name is kept when none holds that very file.
      */
-    static Optional<Path> reachable(LoopDevice device, Path named) throws IOException {
-        Optional<long[]> record = backingRecord(device);
+    static Optional<Path> reachable(LoopDevice device, Path named, MountTable mounts) throws IOException {
+        Optional<FileKey> record = backingRecord(device);
         if (record.isEmpty()) {
             return Optional.empty();
         }
-        long dev = record.get()[0];
-        long inode = record.get()[1];
+        long dev = record.get().dev();
         String relative = named.toString().replaceFirst("^/+", "");
-        for (MountEntry mount : MountInfo.read()) {
+        for (MountEntry mount : mounts.get()) {
             if (mount.major() != BlockDevices.major(dev) || mount.minor() != BlockDevices.minor(dev)) {
                 continue;
             }
             Path candidate = mount.mountPoint().resolve(relative);
-            try {
-                var attributes = Files.readAttributes(candidate, "unix:dev,ino", LinkOption.NOFOLLOW_LINKS);
-                if ((long) attributes.get("dev") == dev && (long) attributes.get("ino") == inode) {
-                    return Optional.of(candidate);
-                }
-            } catch (NoSuchFileException e) {
-                // not below this mount
+            if (FileKey.of(candidate).equals(record)) {
+                return Optional.of(candidate);
             }
         }
         return Optional.empty();
     }
 
+    /** /proc/self/mountinfo, read at most once for a whole listing, and only if a name needs it. */
+    private static final class MountTable {
+        private List<MountEntry> entries;
+
+        List<MountEntry> get() throws IOException {
+            if (entries == null) {
+                entries = MountInfo.read();
+            }
+            return entries;
+        }
+    }
+
+    /** A file's filesystem device number (the kernel's encoding, as stat gives it) and inode. */
+    private record FileKey(long dev, long inode) {
+        static Optional<FileKey> of(Path file) throws IOException {
+            try {
+                Map<String, Object> attributes = Files.readAttributes(file, "unix:dev,ino", LinkOption.NOFOLLOW_LINKS);
+                return Optional.of(new FileKey((long) attributes.get("dev"), (long) attributes.get("ino")));
+            } catch (NoSuchFileException e) {
+                return Optional.empty();
+            }
+        }
+    }
+
     /** The backing file's filesystem device number and inode, as the device recorded them; empty once detached. */
-    private static Optional<long[]> backingRecord(LoopDevice device) throws IOException {
+    private static Optional<FileKey> backingRecord(LoopDevice device) throws IOException {
         try (Arena arena = Arena.ofConfined();
              Fd loop = Fd.open(arena, device.path(), Libc.O_RDONLY)) {
             MemorySegment info = arena.allocate(LOOP_INFO64);
             if (loop.ioctlRaw(LOOP_GET_STATUS64, info) < 0) {
                 return Optional.empty(); // detached meanwhile (ENXIO)
             }
-            return Optional.of(new long[] {
-                info.get(JAVA_LONG, LOOP_INFO64.byteOffset(PathElement.groupElement("lo_device"))),
-                info.get(JAVA_LONG, LOOP_INFO64.byteOffset(PathElement.groupElement("lo_inode")))});
+            return Optional.of(new FileKey(
+                    info.get(JAVA_LONG, LOOP_INFO64.byteOffset(PathElement.groupElement("lo_device"))),
+                    info.get(JAVA_LONG, LOOP_INFO64.byteOffset(PathElement.groupElement("lo_inode")))));
         } catch (LinuxException e) {
             return Optional.empty(); // the device node is gone
         }
