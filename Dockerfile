@@ -28,7 +28,8 @@ COPY . .
 # between builds. Tests need root, loop devices and Go: they run in CI (test/run-all), not here.
 RUN --mount=type=cache,target=/root/.m2 \
     ./mvnw -B -ntp -DskipTests package \
- && cp driver/target/hearth.jar /hearth.jar
+ && cp driver/target/hearth.jar /hearth.jar \
+ && cp driver/src/main/cds/hearth.classlist /hearth.classlist
 # A Java runtime of the modules hearth uses and nothing else (89 MB instead of the JDK's 317):
 # jdeps --print-module-deps on the jar names more, but java.desktop and java.sql serve only
 # Micrometer binders hearth does not use, java.naming only gRPC's DNS-over-JNDI resolver (hearth
@@ -36,10 +37,10 @@ RUN --mount=type=cache,target=/root/.m2 \
 # java.management and jdk.management serve the JVM metrics and the process's descriptor count,
 # jdk.httpserver /metrics and /healthz, jdk.unsupported Netty and O_DIRECT (ExtendedOpenOption).
 # test/image/run runs the image's driver through csi-sanity, the demo and a /metrics scrape.
-# --generate-cds-archive: the JDK's default class-data archive, on which the application archive
-# below is built. --strip-debug needs objcopy (binutils, in Temurin's JDK image).
+# No default class-data archive (--generate-cds-archive): the archive below holds the JDK's classes
+# too. --strip-debug needs objcopy (binutils, in Temurin's JDK image).
 RUN jlink --add-modules java.base,java.logging,java.management,jdk.management,jdk.httpserver,jdk.unsupported \
-      --strip-debug --no-header-files --no-man-pages --generate-cds-archive --output /jre
+      --strip-debug --no-header-files --no-man-pages --output /jre
 
 FROM ${RUNTIME_IMAGE}
 # The tools hearth runs (everything else goes through syscalls): mkfs, grow and check for ext4,
@@ -55,27 +56,18 @@ ENV PATH=/opt/java/openjdk/bin:$PATH
 COPY --from=build /jre /opt/java/openjdk
 COPY --from=build /hearth.jar /opt/hearth/hearth.jar
 
-# Class data sharing for the application: a training run starts `hearth serve` on a scratch state
-# directory (no root, loop device or mount is needed until a volume is staged), waits until it
-# serves, has `hearth probe` call it once (a build has no loop devices, so the driver answers that
-# it cannot serve here: a real call all the same, which loads the classes that answer calls), and
-# stops it with SIGTERM; the JVM writes the classes it loaded to an archive as it exits. Start-up
-# to the first answered Probe then takes about half as long. The archive must come from this very
-# runtime and this very jar, hence here and not in the build stage; the JVM flags of the training
-# run do not matter to it.
-RUN set -eu; \
-    work=$(mktemp -d); \
-    java -XX:ArchiveClassesAtExit=/opt/hearth/hearth.jsa -jar /opt/hearth/hearth.jar \
-      serve --endpoint "unix://$work/csi.sock" --node-id image-build --state-dir "$work/state" \
-      --metrics-address 127.0.0.1:0 >"$work/log" 2>&1 & \
-    pid=$!; \
-    for _ in $(seq 1 1200); do grep -q ' serving unix://' "$work/log" && break; sleep 0.1; done; \
-    probed=0; java -jar /opt/hearth/hearth.jar probe --endpoint "unix://$work/csi.sock" || probed=$?; \
-    kill -TERM "$pid" 2>/dev/null || true; \
-    wait "$pid" || { cat "$work/log"; exit 1; }; \
-    [ "$probed" -le 1 ] || { echo "hearth probe got no answer ($probed)"; cat "$work/log"; exit 1; }; \
-    rm -rf "$work"; \
-    test -s /opt/hearth/hearth.jsa
+# Class data sharing: an archive of the classes `hearth serve` loads from its start through every
+# RPC of a volume's life (driver/src/main/cds/hearth.classlist, which test/bench/classlist writes
+# from a real driver's run), the JDK's and hearth's, parsed and verified here once instead of at
+# every start. The driver answers its first Probe sooner and its first requests find their classes
+# ready (README, Benchmarks). It must come from this very runtime and this very jar, hence here and
+# not in the build stage. Classes the list names that this runtime leaves out (jdk.jfr's) are
+# skipped with a warning.
+COPY --from=build /hearth.classlist /opt/hearth/hearth.classlist
+RUN java -Xshare:dump -XX:SharedClassListFile=/opt/hearth/hearth.classlist \
+      -XX:SharedArchiveFile=/opt/hearth/hearth.jsa -cp /opt/hearth/hearth.jar \
+ && rm /opt/hearth/hearth.classlist \
+ && test -s /opt/hearth/hearth.jsa
 
 # `hearth` on the PATH, for the commands an operator runs in the pod (`kubectl exec -n hearth-system
 # ds/hearth-node -c hearth -- hearth volumes`): the same jar and archive with a small heap, because

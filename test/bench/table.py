@@ -65,9 +65,9 @@ for key in rpcs:
     h, p = med("hearth", key), med("hostpath", key)
     row(f"{key[4:]}", ms(h), "", ms(p), "", ratio(h, p))
 h, f, p = med("hearth", "first"), med("floor", "first"), med("hostpath", "first")
-row("first filesystem lifecycle after start (the first run after a build)", ms(h), ms(f), ms(p), ratio(h, f), ratio(h, p))
+row("first filesystem lifecycle after start (launcher as the README runs it, first run after a build)", ms(h), ms(f), ms(p), ratio(h, f), ratio(h, p))
 h = med("hearth-again", "first")
-row("  same, a later start (launcher's class-data archive written by the run before)", ms(h), "", "", ratio(h, f), ratio(h, p))
+row("  same, a later start", ms(h), "", "", ratio(h, f), ratio(h, p))
 h, p = med("hearth-image", "first"), None
 row("  same, image's JVM flags and class-data archive", ms(h), "", "", ratio(h, f), "")
 
@@ -98,7 +98,7 @@ row(f"{burst} concurrent CreateVolume: burst wall time, 2 CPUs / 1 CPU",
 h, p = med("hearth", "ready"), med("hostpath", "ready")
 row("start to Probe ready (launcher as the README runs it, first run after a build)", ms(h), "", ms(p), "", ratio(h, p))
 h = med("hearth-again", "ready")
-row("  same, a later start (class-data archive written by the run before)", ms(h), "", "", "", ratio(h, p))
+row("  same, a later start", ms(h), "", "", "", ratio(h, p))
 hi = med("hearth-image", "ready")
 row("  same, image's JVM flags and class-data archive", ms(hi), "", "", "", ratio(hi, p))
 h, hi, p = med("hearth-again", "rss") or med("hearth", "rss"), med("hearth-image", "rss"), med("hostpath", "rss")
