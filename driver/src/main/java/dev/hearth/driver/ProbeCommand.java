@@ -27,8 +27,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code hearth probe}: asks a running driver over its socket whether it is ready, as the
  * livenessprobe sidecar and the external-provisioner do, and says what it answered. For an
- * operator ({@code kubectl exec ds/hearth-node -c hearth -- hearth probe}) and for the image's
- * class-data training, whose server then answers a real call before its classes are archived.
+ * operator ({@code kubectl exec ds/hearth-node -c hearth -- hearth probe}) and for scripts that
+ * wait for a driver.
  */
 @Command(name = "probe", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {"Ask a running CSI driver whether it is ready: call Probe (and GetPluginInfo) on its socket.",
