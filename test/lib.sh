@@ -30,3 +30,13 @@ csi_sanity() {
   fi
   echo "$bin"
 }
+
+# bench_classpath ROOT: prints the class path of the driver module's test classes (the benchmark
+# clients, CsiBench), compiling them first; offline when the local Maven repository allows it.
+bench_classpath() {
+  local root=$1
+  (cd "$root" && { ./mvnw -q -B -o -pl driver test-compile dependency:build-classpath \
+    -Dmdep.outputFile=target/bench.classpath >/dev/null 2>&1 || ./mvnw -q -B -pl driver test-compile \
+    dependency:build-classpath -Dmdep.outputFile=target/bench.classpath >/dev/null; }) >&2
+  echo "driver/target/test-classes:driver/target/classes:$(cat "$root/driver/target/bench.classpath")"
+}
