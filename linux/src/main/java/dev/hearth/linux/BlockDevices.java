@@ -109,6 +109,24 @@ public final class BlockDevices {
         }
     }
 
+    /**
+     * The {@code major:minor} of the block device node {@code p} (following symlinks, as udev's
+     * {@code /dev/mapper} links are); empty if it is missing or not a block device node. A node is
+     * only a name for a number: it says nothing of whether the kernel has that device, or which.
+     */
+    public static java.util.Optional<String> deviceNumber(Path p) {
+        try {
+            var attributes = Files.readAttributes(p, "unix:mode,rdev");
+            if (((int) attributes.get("mode") & S_IFMT) != S_IFBLK) {
+                return java.util.Optional.empty();
+            }
+            long dev = (long) attributes.get("rdev");
+            return java.util.Optional.of(major(dev) + ":" + minor(dev));
+        } catch (IOException | UnsupportedOperationException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
     /** Whether {@code p} (following symlinks such as {@code /dev/disk/by-id/...}) is a block device. */
     public static boolean isBlockDevice(Path p) {
         try {

@@ -21,6 +21,9 @@ class BlockDevicesTest {
         assertThat(BlockDevices.isBlockDevice(file)).isFalse();
         assertThat(BlockDevices.isBlockDevice(dir.resolve("missing"))).isFalse();
         assertThat(BlockDevices.isBlockDevice(Path.of("/dev/null"))).isFalse();
+        assertThat(BlockDevices.deviceNumber(file)).isEmpty();
+        assertThat(BlockDevices.deviceNumber(dir.resolve("missing"))).isEmpty();
+        assertThat(BlockDevices.deviceNumber(Path.of("/dev/null"))).as("a character device").isEmpty();
     }
 
     @Test

@@ -38,6 +38,8 @@ class LoopTest {
         LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
         assertThat(BlockDevices.isBlockDevice(device.path())).isTrue();
+        assertThat(BlockDevices.deviceNumber(device.path())).as("as sysfs writes it").contains(Files.readString(
+                Path.of("/sys/class/block/loop" + device.number() + "/dev")).strip());
         assertThat(BlockDevices.size(device.path())).isEqualTo(64 * MIB);
         LoopAttachment expected = new LoopAttachment(device, file.toRealPath(), false, false, true);
         assertThat(Loop.findByBackingFile(file)).contains(expected);

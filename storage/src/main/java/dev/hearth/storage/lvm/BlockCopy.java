@@ -7,12 +7,13 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.function.BooleanSupplier;
 
 /**
  * Copies one block device onto another, {@value #CHUNK} bytes at a time. A chunk of zeros is
  * not written but zeroed out (BLKZEROOUT), which the kernel offloads where the device can: the
  * target's extents may hold a deleted volume's bytes, so every byte of it is set. The copy
- * checks for interruption between chunks, so a copy can be stopped, and flushes the target
+ * asks whether to stop (and checks for interruption) between chunks, and flushes the target
  * before it returns.
  */
 final class BlockCopy {
@@ -22,12 +23,17 @@ final class BlockCopy {
     private BlockCopy() {}
 
     static void copy(Path source, Path target, long length) throws IOException {
+        copy(source, target, length, () -> false);
+    }
+
+    /** The copy, given up with an {@link InterruptedIOException} between chunks once {@code stop} says so. */
+    static void copy(Path source, Path target, long length, BooleanSupplier stop) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
         try (FileChannel in = FileChannel.open(source, StandardOpenOption.READ);
              FileChannel out = FileChannel.open(target, StandardOpenOption.WRITE)) {
             long offset = 0;
             while (offset < length) {
-                if (Thread.currentThread().isInterrupted()) {
+                if (stop.getAsBoolean() || Thread.currentThread().isInterrupted()) {
                     throw new InterruptedIOException("copy of " + source + " to " + target + " stopped at "
                             + offset + " of " + length + " bytes");
                 }

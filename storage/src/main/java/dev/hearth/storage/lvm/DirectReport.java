@@ -27,6 +27,9 @@ final class DirectReport {
         /** The device's open count; empty if there is no such device (the LV is not active). */
         OptionalInt openCount(String device) throws IOException;
 
+        /** The device's {@code major:minor} if it exists with a live table; empty otherwise. */
+        Optional<String> liveDeviceNumber(String device) throws IOException;
+
         /** Whether the device is suspended (its I/O waits); false if there is no such device. */
         boolean suspended(String device) throws IOException;
 

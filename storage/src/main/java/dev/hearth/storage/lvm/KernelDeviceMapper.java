@@ -20,6 +20,11 @@ final class KernelDeviceMapper implements DirectReport.DeviceMapperView {
     }
 
     @Override
+    public Optional<String> liveDeviceNumber(String device) throws IOException {
+        return status(device).filter(DeviceStatus::liveTable).map(DeviceStatus::deviceNumber);
+    }
+
+    @Override
     public boolean suspended(String device) throws IOException {
         return status(device).map(DeviceStatus::suspended).orElse(false);
     }

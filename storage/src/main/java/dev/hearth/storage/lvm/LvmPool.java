@@ -492,7 +492,7 @@ public final class LvmPool implements Pool {
         if (!id.pool().equals(name())) {
             return false;
         }
-        return Files.exists(device(Names.volume(id))) || find(id).isPresent();
+        return active(Names.volume(id)) || find(id).isPresent();
     }
 
     @Override
@@ -543,7 +543,8 @@ public final class LvmPool implements Pool {
             throw new StorageException.Precondition("volume " + id + " is in use on this node (mounted or open); "
                     + "unstage it before deleting");
         }
-        if (Files.exists(Names.realDevice(config.volumeGroup(), lv))) {
+        if (node(Names.realDevice(config.volumeGroup(), lv), Names.mapperName(config.volumeGroup(), lv) + "-real")
+                != Node.ABSENT) {
             throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
                     + "in progress); retry when that is done");
         }
@@ -610,11 +611,11 @@ public final class LvmPool implements Pool {
         if (!id.pool().equals(name())) {
             throw new StorageException.NotFound("volume " + id + " does not exist in pool '" + name() + "'");
         }
-        Path device = Names.device(config.volumeGroup(), Names.volume(id));
-        if (Files.exists(device)) {
-            return new Attachment(device, false);
+        String lv = Names.volume(id);
+        if (active(lv)) {
+            return new Attachment(device(lv), false);
         }
-        return new Attachment(ensureActive(Names.volume(id)), true);
+        return new Attachment(ensureActive(lv), true);
     }
 
     @Override
@@ -622,8 +623,8 @@ public final class LvmPool implements Pool {
         if (!id.pool().equals(name())) {
             return Optional.empty();
         }
-        Path device = Names.device(config.volumeGroup(), Names.volume(id));
-        return Files.exists(device) ? Optional.of(device) : Optional.empty();
+        String lv = Names.volume(id);
+        return active(lv) ? Optional.of(device(lv)) : Optional.empty();
     }
 
     /** An LV stays active while it exists; there is nothing to release. */
@@ -837,7 +838,13 @@ public final class LvmPool implements Pool {
      */
     Path ensureActive(String lv) {
         Path device = device(lv);
-        if (Files.exists(device) && deviceMapperHas(lv)) {
+        String mapped = Names.mapperName(config.volumeGroup(), lv);
+        Node node = node(device, mapped);
+        if (node == Node.LIVE) {
+            return device;
+        }
+        if (node == Node.MISNAMED) {
+            refreshNode(lv, device, mapped);
             return device;
         }
         List<String> activate = List.of("-ay", "-K", config.volumeGroup() + "/" + lv);
@@ -853,18 +860,60 @@ public final class LvmPool implements Pool {
         if (!result.succeeded()) {
             throw failure("activating " + lv, ToolException.exited(List.of("lvm", "lvchange"), result));
         }
+        if (node(device, mapped) == Node.MISNAMED) {
+            refreshNode(lv, device, mapped);
+        }
         return device;
     }
 
+    /** Whether the LV is active and its node is its device's: a process-free check, one ioctl. */
+    private boolean active(String lv) {
+        return node(device(lv), Names.mapperName(config.volumeGroup(), lv)) == Node.LIVE;
+    }
+
+    /** What a {@code /dev/mapper} node stands for now. */
+    enum Node {
+        /** device-mapper has the device, with a live table, and the node carries its number. */
+        LIVE,
+        /** device-mapper has the device, but the node is missing or carries another number. */
+        MISNAMED,
+        /** device-mapper has no such device (the LV is not active), whatever the node says. */
+        ABSENT
+    }
+
     /**
-     * Whether device-mapper has the LV's device. Its node alone does not say: an lvremove or
-     * lvchange -an killed between removing the device and unlinking its node (LVM makes and removes
-     * the nodes itself where there is no udev) leaves a node that opens with ENXIO. When the
-     * kernel cannot be asked, the node is taken at its word, as before.
+     * Whether {@code node} is device-mapper's device {@code mapped}. The node alone does not say:
+     * an lvremove or lvchange -an killed between removing a device and unlinking its node (LVM
+     * makes and removes the nodes itself where there is no udev) leaves a node that opens with
+     * ENXIO, or, once the kernel has given that number to another LV, opens that other LV; one
+     * killed before it made a node leaves the device without one. So the node's number must be the
+     * one the kernel has for that name. When the kernel cannot be asked, the node is taken at its
+     * word, as before.
      */
-    private boolean deviceMapperHas(String lv) {
-        return withDeviceMapper(() -> deviceMapper.openCount(Names.mapperName(config.volumeGroup(), lv)).isPresent())
-                .orElse(true);
+    private Node node(Path node, String mapped) {
+        Optional<String> number = BlockDevices.deviceNumber(node);
+        Optional<Optional<String>> live = withDeviceMapper(() -> deviceMapper.liveDeviceNumber(mapped));
+        if (live.isEmpty()) {
+            return number.isPresent() ? Node.LIVE : Node.ABSENT;
+        }
+        if (live.get().isEmpty()) {
+            return Node.ABSENT;
+        }
+        return live.get().equals(number) ? Node.LIVE : Node.MISNAMED;
+    }
+
+    /**
+     * Has LVM make an active LV's nodes again ({@code lvchange --refresh} reloads its devices and
+     * fixes their nodes; {@code -ay} does neither for an LV already active).
+     */
+    private void refreshNode(String lv, Path device, String mapped) {
+        LOG.log(System.Logger.Level.WARNING, device + " does not name the active device " + mapped
+                + " (an lvm command cut short?); refreshing " + config.volumeGroup() + "/" + lv);
+        change("refreshing " + lv, "lvchange", List.of("--refresh", config.volumeGroup() + "/" + lv));
+        if (node(device, mapped) != Node.LIVE) {
+            throw new StorageException.Failed(device + " still does not name the device " + mapped
+                    + " after a refresh of " + config.volumeGroup() + "/" + lv + "; it is not used");
+        }
     }
 
     /**
@@ -917,18 +966,50 @@ public final class LvmPool implements Pool {
      * by the pool's wipe policy first, or the next thick volume on those extents could read them.
      */
     void removeIfPresent(String lv) {
-        Path cow = Path.of(device(lv) + "-cow");
-        if (config.wipe() != LvmPoolConfig.Wipe.NONE && Files.exists(cow)) {
-            try {
-                wipeWhole(cow, BlockDevices.size(cow));
-            } catch (IOException e) {
-                throw new StorageException.Failed("wiping the copy-on-write store of " + lv + " before removing it: "
-                        + e.getMessage(), e);
-            }
+        if (config.wipe() != LvmPoolConfig.Wipe.NONE) {
+            wipeCopyOnWriteStore(lv);
         }
         var result = lvm.tryChange("lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
         if (!result.succeeded() && !result.stderr().contains("Failed to find logical volume")) {
             throw failure("removing " + lv, ToolException.exited(List.of("lvm", "lvremove"), result));
+        }
+    }
+
+    /**
+     * Wipes the exception store of {@code lv} if it is a copy-on-write snapshot. The store is
+     * written through only when its node is the kernel's device of that name (see {@link #node}):
+     * a stale node left by a killed lvremove may by now open another LV. A snapshot LVM still has
+     * whose store is not active (an lvremove killed after removing its devices; a reboot) gets it
+     * back from its origin: a refresh of an active origin reloads its snapshots, an activation of
+     * an inactive one activates them.
+     */
+    private void wipeCopyOnWriteStore(String lv) {
+        String mapped = Names.mapperName(config.volumeGroup(), lv) + "-cow";
+        Path cow = Path.of(device(lv) + "-cow");
+        if (node(cow, mapped) != Node.LIVE) {
+            Optional<LogicalVolume> snapshot = findLv(lv).filter(found -> !found.origin().isEmpty());
+            if (snapshot.isEmpty()) {
+                return; // gone, or not a copy-on-write snapshot: it holds no one's overwritten blocks
+            }
+            String origin = snapshot.get().origin();
+            LOG.log(System.Logger.Level.WARNING, "the copy-on-write store of " + config.volumeGroup() + "/" + lv
+                    + " is not active (an lvm command cut short?); bringing it back from " + origin + " to wipe it");
+            if (node(device(origin), Names.mapperName(config.volumeGroup(), origin)) == Node.ABSENT) {
+                ensureActive(origin);
+            } else {
+                change("refreshing " + origin + " to reload its snapshot " + lv, "lvchange",
+                        List.of("--refresh", config.volumeGroup() + "/" + origin));
+            }
+            if (node(cow, mapped) != Node.LIVE) {
+                throw new StorageException.Failed("the copy-on-write store of " + lv + " could not be brought back to "
+                        + "be wiped before it is removed; it is left as it is");
+            }
+        }
+        try {
+            wipeWhole(cow, BlockDevices.size(cow));
+        } catch (IOException e) {
+            throw new StorageException.Failed("wiping the copy-on-write store of " + lv + " before removing it: "
+                    + e.getMessage(), e);
         }
     }
 

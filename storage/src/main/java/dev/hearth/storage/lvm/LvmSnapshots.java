@@ -17,7 +17,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -135,21 +134,30 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
         return snapshot;
     }
 
-    /** Starts the background copy of a thick snapshot from its transfer LV. */
+    /**
+     * Starts the background copy of a thick snapshot from its transfer LV. It is stopped by its
+     * flag, never by an interrupt: an interrupt would kill the lvm command the copy may be running
+     * (its activations, the tag change, the transfer's lvremove), as a crash would, and leave
+     * devices half-made for the delete that stopped it.
+     */
     private void start(SnapshotId id, String lv, String transfer, long size) {
         Copy copy = new Copy();
         copies.put(id, copy);
-        copy.future = copiers.submit(() -> {
+        copiers.execute(() -> {
             try {
                 Thread.currentThread().setName("copy " + id);
-                BlockCopy.copy(pool.ensureActive(transfer), pool.ensureActive(lv), size);
+                BlockCopy.copy(pool.ensureActive(transfer), pool.ensureActive(lv), size, () -> copy.stopping);
+                if (copy.stopping) {
+                    copies.remove(id, copy);
+                    return; // whoever stopped it removes what it made
+                }
                 pool.change("marking snapshot " + id + " complete", "lvchange",
                         List.of("--deltag", LvTags.COPYING, config.volumeGroup() + "/" + lv));
                 pool.removeIfPresent(transfer);
                 copies.remove(id, copy);
                 LOG.log(System.Logger.Level.INFO, "snapshot " + id + " is ready: " + Quantity.format(size) + " copied");
             } catch (IOException | RuntimeException e) {
-                if (Thread.currentThread().isInterrupted()) {
+                if (copy.stopping) {
                     copies.remove(id, copy);
                     return;
                 }
@@ -254,13 +262,16 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
         pool.change("removing snapshot " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv.name()));
     }
 
-    /** Stops a running copy of the snapshot and waits for it to let go of its LVs. */
+    /**
+     * Stops a running copy of the snapshot and waits for it to let go of its LVs: at its next
+     * chunk, or once the lvm command it runs (if any) is done.
+     */
     private void stop(SnapshotId id) {
         Copy copy = copies.remove(id);
-        if (copy == null || copy.future == null) {
+        if (copy == null) {
             return;
         }
-        copy.future.cancel(true);
+        copy.stopping = true;
         try {
             if (!copy.done.await(30, TimeUnit.SECONDS)) {
                 throw new StorageException.Busy("the copy of snapshot " + id + " did not stop within 30 s; retry");
@@ -271,15 +282,30 @@ final class LvmSnapshots implements Snapshots, AutoCloseable {
         }
     }
 
+    /**
+     * Stops the running copies (a restart resumes them) and waits a little for any lvm command they
+     * run to finish, so that none is cut short by the daemon's exit.
+     */
     @Override
     public void close() {
-        copiers.shutdownNow();
+        copies.values().forEach(copy -> copy.stopping = true);
+        copiers.shutdown();
+        try {
+            if (!copiers.awaitTermination(10, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "snapshot copies still running after 10 s; leaving them");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
-    /** One background copy: running until its future is done; {@code failure} set if it failed. */
+    /**
+     * One background copy: running until {@code done}; {@code failure} set if it failed;
+     * {@code stopping} once a delete or the daemon's end asks it to stop.
+     */
     private static final class Copy {
         final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-        volatile Future<?> future;
         volatile String failure;
+        volatile boolean stopping;
     }
 }

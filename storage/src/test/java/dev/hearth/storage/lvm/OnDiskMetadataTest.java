@@ -184,6 +184,11 @@ class OnDiskMetadataTest {
             }
 
             @Override
+            public Optional<String> liveDeviceNumber(String device) {
+                return devices.containsKey(device) ? Optional.of("254:" + devices.size()) : Optional.empty();
+            }
+
+            @Override
             public boolean suspended(String device) {
                 return false;
             }
