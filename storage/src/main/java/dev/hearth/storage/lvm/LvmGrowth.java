@@ -72,8 +72,13 @@ public final class LvmGrowth implements AutoCloseable {
     private volatile Instant lastPass = Instant.EPOCH;
     /** Disks this process has seen as PVs of the group: not read again. */
     private final Set<DiskIdentity> members = ConcurrentHashMap.newKeySet();
-    /** Disks refused for what they hold, and when: not read again before {@link #REPROBE}. */
-    private final Map<DiskIdentity, Instant> refused = new ConcurrentHashMap<>();
+    /**
+     * Disks refused for what they hold, when and why: not read again before {@link #REPROBE}, but
+     * still in each pass's account of what it left.
+     */
+    private final Map<DiskIdentity, Refusal> refused = new ConcurrentHashMap<>();
+
+    private record Refusal(Instant at, String reason) {}
     /** What has been logged about a disk: a refusal repeated every pass is said once. */
     private final Set<String> said = ConcurrentHashMap.newKeySet();
 
@@ -152,8 +157,12 @@ public final class LvmGrowth implements AutoCloseable {
                 return;
             }
             Optional<DiskIdentity> identity = DiskIdentity.of(disk);
-            if (identity.isPresent() && (claimed.contains(identity.get()) || recentlyRefused(identity.get()))
-                    || growth.disks().refuses(disk).isPresent()) {
+            if (identity.isPresent() && claimed.contains(identity.get()) || growth.disks().refuses(disk).isPresent()) {
+                continue;
+            }
+            Optional<Refusal> recently = identity.flatMap(this::recentRefusal);
+            if (recently.isPresent()) {
+                left.add(disk.path() + ": " + recently.get().reason());
                 continue;
             }
             DiskVerdict verdict = DiskAssessor.unclaimed(disk, identity, rule(), this::stopIfClosed);
@@ -306,7 +315,7 @@ public final class LvmGrowth implements AutoCloseable {
     private void refuse(Disk disk, Optional<DiskIdentity> identity, DiskVerdict verdict, List<String> left) {
         if (verdict instanceof DiskVerdict.Signed || verdict instanceof DiskVerdict.NotEmpty
                 || verdict instanceof DiskVerdict.Unreadable) {
-            identity.ifPresent(id -> refused.put(id, clock.instant()));
+            identity.ifPresent(id -> refused.put(id, new Refusal(clock.instant(), verdict.reason())));
         }
         left.add(disk.path() + ": " + verdict.reason());
         once("refused " + disk.path() + identity + verdict.code(), System.Logger.Level.INFO, "pool '" + pool
@@ -314,9 +323,9 @@ public final class LvmGrowth implements AutoCloseable {
                 + " is selected but not taken into " + group + ": " + verdict.reason());
     }
 
-    private boolean recentlyRefused(DiskIdentity identity) {
-        Instant at = refused.get(identity);
-        return at != null && Duration.between(at, clock.instant()).compareTo(REPROBE) < 0;
+    private Optional<Refusal> recentRefusal(DiskIdentity identity) {
+        return Optional.ofNullable(refused.get(identity))
+                .filter(refusal -> Duration.between(refusal.at(), clock.instant()).compareTo(REPROBE) < 0);
     }
 
     private boolean groupExists() {
