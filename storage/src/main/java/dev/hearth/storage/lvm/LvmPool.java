@@ -543,8 +543,7 @@ public final class LvmPool implements Pool {
             throw new StorageException.Precondition("volume " + id + " is in use on this node (mounted or open); "
                     + "unstage it before deleting");
         }
-        if (node(Names.realDevice(config.volumeGroup(), lv), Names.mapperName(config.volumeGroup(), lv) + "-real")
-                != Node.ABSENT) {
+        if (node(Names.realDevice(config.volumeGroup(), lv)) != Node.ABSENT) {
             throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
                     + "in progress); retry when that is done");
         }
@@ -838,13 +837,12 @@ public final class LvmPool implements Pool {
      */
     Path ensureActive(String lv) {
         Path device = device(lv);
-        String mapped = Names.mapperName(config.volumeGroup(), lv);
-        Node node = node(device, mapped);
+        Node node = node(device);
         if (node == Node.LIVE) {
             return device;
         }
         if (node == Node.MISNAMED) {
-            refreshNode(lv, device, mapped);
+            refreshNode(lv);
             return device;
         }
         List<String> activate = List.of("-ay", "-K", config.volumeGroup() + "/" + lv);
@@ -860,15 +858,15 @@ public final class LvmPool implements Pool {
         if (!result.succeeded()) {
             throw failure("activating " + lv, ToolException.exited(List.of("lvm", "lvchange"), result));
         }
-        if (node(device, mapped) == Node.MISNAMED) {
-            refreshNode(lv, device, mapped);
+        if (node(device) == Node.MISNAMED) {
+            refreshNode(lv);
         }
         return device;
     }
 
     /** Whether the LV is active and its node is its device's: a process-free check, one ioctl. */
     private boolean active(String lv) {
-        return node(device(lv), Names.mapperName(config.volumeGroup(), lv)) == Node.LIVE;
+        return node(device(lv)) == Node.LIVE;
     }
 
     /** What a {@code /dev/mapper} node stands for now. */
@@ -882,7 +880,8 @@ public final class LvmPool implements Pool {
     }
 
     /**
-     * Whether {@code node} is device-mapper's device {@code mapped}. The node alone does not say:
+     * Whether {@code node}, under {@code /dev/mapper}, is device-mapper's device of its name. The
+     * node alone does not say:
      * an lvremove or lvchange -an killed between removing a device and unlinking its node (LVM
      * makes and removes the nodes itself where there is no udev) leaves a node that opens with
      * ENXIO, or, once the kernel has given that number to another LV, opens that other LV; one
@@ -890,9 +889,10 @@ public final class LvmPool implements Pool {
      * one the kernel has for that name. When the kernel cannot be asked, the node is taken at its
      * word, as before.
      */
-    private Node node(Path node, String mapped) {
+    private Node node(Path node) {
         Optional<String> number = BlockDevices.deviceNumber(node);
-        Optional<Optional<String>> live = withDeviceMapper(() -> deviceMapper.liveDeviceNumber(mapped));
+        String name = node.getFileName().toString();
+        Optional<Optional<String>> live = withDeviceMapper(() -> deviceMapper.liveDeviceNumber(name));
         if (live.isEmpty()) {
             return number.isPresent() ? Node.LIVE : Node.ABSENT;
         }
@@ -906,12 +906,13 @@ public final class LvmPool implements Pool {
      * Has LVM make an active LV's nodes again ({@code lvchange --refresh} reloads its devices and
      * fixes their nodes; {@code -ay} does neither for an LV already active).
      */
-    private void refreshNode(String lv, Path device, String mapped) {
-        LOG.log(System.Logger.Level.WARNING, device + " does not name the active device " + mapped
+    private void refreshNode(String lv) {
+        Path device = device(lv);
+        LOG.log(System.Logger.Level.WARNING, device + " does not name the active device of that name"
                 + " (an lvm command cut short?); refreshing " + config.volumeGroup() + "/" + lv);
         change("refreshing " + lv, "lvchange", List.of("--refresh", config.volumeGroup() + "/" + lv));
-        if (node(device, mapped) != Node.LIVE) {
-            throw new StorageException.Failed(device + " still does not name the device " + mapped
+        if (node(device) != Node.LIVE) {
+            throw new StorageException.Failed(device + " still does not name the active device of that name"
                     + " after a refresh of " + config.volumeGroup() + "/" + lv + "; it is not used");
         }
     }
@@ -984,9 +985,8 @@ public final class LvmPool implements Pool {
      * an inactive one activates them.
      */
     private void wipeCopyOnWriteStore(String lv) {
-        String mapped = Names.mapperName(config.volumeGroup(), lv) + "-cow";
         Path cow = Path.of(device(lv) + "-cow");
-        if (node(cow, mapped) != Node.LIVE) {
+        if (node(cow) != Node.LIVE) {
             Optional<LogicalVolume> snapshot = findLv(lv).filter(found -> !found.origin().isEmpty());
             if (snapshot.isEmpty()) {
                 return; // gone, or not a copy-on-write snapshot: it holds no one's overwritten blocks
@@ -994,13 +994,13 @@ public final class LvmPool implements Pool {
             String origin = snapshot.get().origin();
             LOG.log(System.Logger.Level.WARNING, "the copy-on-write store of " + config.volumeGroup() + "/" + lv
                     + " is not active (an lvm command cut short?); bringing it back from " + origin + " to wipe it");
-            if (node(device(origin), Names.mapperName(config.volumeGroup(), origin)) == Node.ABSENT) {
+            if (node(device(origin)) == Node.ABSENT) {
                 ensureActive(origin);
             } else {
                 change("refreshing " + origin + " to reload its snapshot " + lv, "lvchange",
                         List.of("--refresh", config.volumeGroup() + "/" + origin));
             }
-            if (node(cow, mapped) != Node.LIVE) {
+            if (node(cow) != Node.LIVE) {
                 throw new StorageException.Failed("the copy-on-write store of " + lv + " could not be brought back to "
                         + "be wiped before it is removed; it is left as it is");
             }
