@@ -127,18 +127,24 @@ if any(("hearth@" + n, "fs.total") in values for n in loop_counts):
 
 if any(k[1].startswith("fio.") for k in values):
     print()
-    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} per job (medians), each hearth run followed at once by the floor's; 4k in IOPS, 1 MiB in MiB/s. "
-          "Floor: a loop device with direct I/O over a file fallocated beside the pool (block); "
-          "a plain file on the host filesystem (ext4).")
+    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} per job (medians), each hearth run followed at once by the floors'; 4k in IOPS, 1 MiB in MiB/s. "
+          "Floor: what test/bench/floor makes, in the pool's filesystem: a loop device with direct I/O over a fallocated file (block), "
+          "ext4 made with hearth's flags on one and mounted (ext4); the same with the loop device's direct I/O off; "
+          "and a plain file on the host's filesystem, no volume at all (ext4 rows).")
     print()
-    row("", "hearth", "floor", "hearth / floor")
-    row(*["---"] * 4)
+    row("", "hearth", "floor", "hearth / floor", "floor, direct I/O off", "floor: direct I/O off / on",
+        "plain file on the host", "hearth / plain file")
+    row(*["---"] * 8)
+
+    def amount(x, unit):
+        return f"{x:.0f}{unit}" if x else ""
     for kind, title in (("block", "block volume"), ("ext4", "ext4 volume")):
         for job, name, unit in (("randread", "4k random read", " IOPS"), ("randwrite", "4k random write", " IOPS"),
                                 ("seqread", "1 MiB sequential read", " MiB/s"),
                                 ("seqwrite", "1 MiB sequential write", " MiB/s")):
-            h, f = med("hearth", f"fio.{kind}.{job}"), med("floor", f"fio.{kind}.{job}")
-            row(f"{title}: {name}", f"{h:.0f}{unit}" if h else "", f"{f:.0f}{unit}" if f else "", ratio(h, f))
+            h, f, b, p = (med(label, f"fio.{kind}.{job}") for label in ("hearth", "floor", "floor-buffered", "plain"))
+            row(f"{title}: {name}", amount(h, unit), amount(f, unit), ratio(h, f), amount(b, unit), ratio(b, f),
+                amount(p, unit), ratio(h, p))
     try:
         print()
         for line in open(facts_file):
