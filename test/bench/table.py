@@ -44,6 +44,11 @@ print()
 print(f"Medians of {rounds} rounds after a first round; 1 GiB volumes; hearth on its default file pool; "
       f"host-path: {hostpath_name or 'not built: ' + hostpath_why}")
 print(f"load at start: {load_start}; at end: {load_end}")
+if med("bare", "ready") is not None:
+    print("The floor column of the start and RSS rows: a bare grpc-java server (BareServer in driver's test tree: hearth's "
+          "own gRPC server, Netty on a unix socket, answering every CSI call with an empty response and doing nothing "
+          "else) on the image's JVM flags with a class-data archive of its own: what the JVM and this stack cost "
+          "before any driver code.")
 if med("node", "loops") is not None:
     print(f"loop devices attached on the node when the lifecycle rows began: {med('node', 'loops'):.0f}")
 print()
@@ -84,26 +89,33 @@ if h or p:
 for cpus in ("2cpu", "1cpu"):
     h99, h50, hs = med(f"hearth-{cpus}", "burst.p99"), med(f"hearth-{cpus}", "burst.p50"), med(f"hearth-{cpus}", "burst.single_p50")
     p99, p50, ps = med(f"hostpath-{cpus}", "burst.p99"), med(f"hostpath-{cpus}", "burst.p50"), med(f"hostpath-{cpus}", "burst.single_p50")
+    f99, f50, fs = med(f"floor-{cpus}", "burst.p99"), med(f"floor-{cpus}", "burst.p50"), med(f"floor-{cpus}", "burst.single_p50")
     n = cpus[0]
-    row(f"{burst} concurrent CreateVolume, driver on {n} CPU: p99 / p50 / single-call p50",
-        f"{ms(h99, '')} / {ms(h50, '')} / {ms(hs)}" if h99 else "", "",
+    row(f"{burst} concurrent CreateVolume, driver on {n} CPU: p99 / p50 / single-call p50 "
+        "(floor: test/bench/floor-burst, the same syscalls from as many threads)",
+        f"{ms(h99, '')} / {ms(h50, '')} / {ms(hs)}" if h99 else "",
+        f"{ms(f99, '')} / {ms(f50, '')} / {ms(fs)} (p99 = {f99 / fs:.1f}x single)" if f99 and fs else "",
         f"{ms(p99, '')} / {ms(p50, '')} / {ms(ps)}" if p99 else "",
         f"p99 = {h99 / hs:.1f}x single" if h99 and hs else "",
         f"p99 = {p99 / ps:.1f}x single" if p99 and ps else "")
 h2, h1 = med("hearth-2cpu", "burst.wall"), med("hearth-1cpu", "burst.wall")
+f2, f1 = med("floor-2cpu", "burst.wall"), med("floor-1cpu", "burst.wall")
 p2, p1 = med("hostpath-2cpu", "burst.wall"), med("hostpath-1cpu", "burst.wall")
 row(f"{burst} concurrent CreateVolume: burst wall time, 2 CPUs / 1 CPU",
-    f"{ms(h2, '')} / {ms(h1)}" if h2 else "", "", f"{ms(p2, '')} / {ms(p1)}" if p2 else "",
+    f"{ms(h2, '')} / {ms(h1)}" if h2 else "", f"{ms(f2, '')} / {ms(f1)} (2 CPUs = {f2 / f1:.2f}x 1 CPU)" if f2 and f1 else "", f"{ms(p2, '')} / {ms(p1)}" if p2 else "",
     f"2 CPUs = {h2 / h1:.2f}x 1 CPU" if h2 and h1 else "", f"2 CPUs = {p2 / p1:.2f}x 1 CPU" if p2 and p1 else "")
 h, p = med("hearth", "ready"), med("hostpath", "ready")
 row("start to Probe ready (launcher as the README runs it, first run after a build)", ms(h), "", ms(p), "", ratio(h, p))
 h = med("hearth-again", "ready")
 row("  same, a later start", ms(h), "", "", "", ratio(h, p))
-hi = med("hearth-image", "ready")
-row("  same, image's JVM flags and class-data archive", ms(hi), "", "", "", ratio(hi, p))
-h, hi, p = med("hearth-again", "rss") or med("hearth", "rss"), med("hearth-image", "rss"), med("hostpath", "rss")
-row("RSS idle, 2 s after ready (README launcher / image flags)", f"{ms(h, ' MiB')} / {ms(hi, ' MiB')}" if h else "", "",
-    ms(p, " MiB"), "", f"{ratio(h, p)} / {ratio(hi, p)}" if h and p else "")
+hi, b = med("hearth-image", "ready"), med("bare", "ready")
+row("  same, image's JVM flags and class-data archive (floor: a bare grpc-java server on them, below)", ms(hi), ms(b), "",
+    ratio(hi, b), ratio(hi, p))
+h, hi, b, p = (med("hearth-again", "rss") or med("hearth", "rss"), med("hearth-image", "rss"), med("bare", "rss"),
+               med("hostpath", "rss"))
+row("RSS idle, 2 s after ready (README launcher / image flags; floor: the bare grpc-java server)",
+    f"{ms(h, ' MiB')} / {ms(hi, ' MiB')}" if h else "", f"{ms(b, ' MiB')} ({ratio(b, p)} host-path)" if b and p else ms(b, " MiB"),
+    ms(p, " MiB"), ratio(hi, b), f"{ratio(h, p)} / {ratio(hi, p)}" if h and p else "")
 h, p = med("hearth-2cpu", "burst.rss"), med("hostpath-2cpu", "burst.rss")
 row(f"RSS after the burst and its deletes (2 CPUs)", ms(h, " MiB"), "", ms(p, " MiB"), "", ratio(h, p))
 for title, key in [("GetCapacity", "many.GetCapacity"), ("ListVolumes in pages of 100 (all pages)", "many.ListVolumes"),

@@ -202,15 +202,7 @@ public final class CsiBench {
     private void warmClient(long size) throws Exception {
         Path dir = Files.createTempDirectory(Files.createDirectories(work), "client-warm-up");
         Path fakeSocket = dir.resolve("csi.sock");
-        List<io.grpc.ServerServiceDefinition> services = new ArrayList<>();
-        for (io.grpc.ServiceDescriptor service : List.of(IdentityGrpc.getServiceDescriptor(),
-                ControllerGrpc.getServiceDescriptor(), NodeGrpc.getServiceDescriptor())) {
-            var definition = io.grpc.ServerServiceDefinition.builder(service);
-            for (io.grpc.MethodDescriptor<?, ?> method : service.getMethods()) {
-                definition.addMethod(emptyAnswer(method));
-            }
-            services.add(definition.build());
-        }
+        List<io.grpc.ServerServiceDefinition> services = BareServer.emptyServices();
         ExecutorService executor = Executors.newSingleThreadExecutor();
         var server = dev.hearth.driver.server.GrpcServer.start(
                 dev.hearth.driver.server.Endpoint.parse("unix://" + fakeSocket), services, List.of(), executor);
@@ -240,15 +232,6 @@ public final class CsiBench {
     }
 
     /** A handler for METHOD that answers every request with the response type's empty message. */
-    private static <Q, R> io.grpc.ServerMethodDefinition<Q, R> emptyAnswer(io.grpc.MethodDescriptor<Q, R> method) {
-        @SuppressWarnings("unchecked")
-        R empty = ((io.grpc.MethodDescriptor.PrototypeMarshaller<R>) method.getResponseMarshaller()).getMessagePrototype();
-        return io.grpc.ServerMethodDefinition.create(method, io.grpc.stub.ServerCalls.asyncUnaryCall((request, answer) -> {
-            answer.onNext(empty);
-            answer.onCompleted();
-        }));
-    }
-
     // ---- the driver's process
 
     /** Starts the driver and prints KEY and the milliseconds until its Probe answered ready. */
