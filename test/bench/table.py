@@ -139,14 +139,22 @@ if any(("hearth@" + n, "fs.total") in values for n in loop_counts):
 
 if any(k[1].startswith("fio.") for k in values):
     print()
-    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} per job (medians), each hearth run followed at once by the floors'; 4k in IOPS, 1 MiB in MiB/s. "
+    print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} per job (medians), hearth's run and its floor's back to back, in turn first; 4k in IOPS, 1 MiB in MiB/s. "
           "Floor: what test/bench/floor makes, in the pool's filesystem: a loop device with direct I/O over a fallocated file (block), "
           "ext4 made with hearth's flags on one and mounted (ext4); the same with the loop device's direct I/O off; "
           "and a plain file on the host's filesystem, no volume at all (ext4 rows).")
     print()
-    row("", "hearth", "floor", "hearth / floor", "floor, direct I/O off", "floor: direct I/O off / on",
+    row("", "hearth", "floor", "hearth / floor (pairs: median, range)", "floor, direct I/O off", "floor: direct I/O off / on",
         "plain file on the host", "hearth / plain file")
     row(*["---"] * 8)
+
+    def paired(key):
+        """hearth / floor of each repetition's back-to-back pair: their median, and their range."""
+        pairs = [a / b for a, b in zip(values.get(("hearth", key), []), values.get(("floor", key), [])) if b]
+        if not pairs:
+            return ""
+        text = f"{statistics.median(pairs):.2f}x"
+        return text + f" ({min(pairs):.2f}-{max(pairs):.2f}x)" if len(pairs) > 1 else text
 
     def amount(x, unit):
         return f"{x:.0f}{unit}" if x else ""
@@ -155,8 +163,8 @@ if any(k[1].startswith("fio.") for k in values):
                                 ("seqread", "1 MiB sequential read", " MiB/s"),
                                 ("seqwrite", "1 MiB sequential write", " MiB/s")):
             h, f, b, p = (med(label, f"fio.{kind}.{job}") for label in ("hearth", "floor", "floor-buffered", "plain"))
-            row(f"{title}: {name}", amount(h, unit), amount(f, unit), ratio(h, f), amount(b, unit), ratio(b, f),
-                amount(p, unit), ratio(h, p))
+            row(f"{title}: {name}", amount(h, unit), amount(f, unit), paired(f"fio.{kind}.{job}"), amount(b, unit),
+                ratio(b, f), amount(p, unit), ratio(h, p))
     try:
         print()
         for line in open(facts_file):
