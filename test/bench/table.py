@@ -71,6 +71,13 @@ for key in rpcs:
     row(f"{key[4:]}", ms(h), "", ms(p), "", ratio(h, p))
 h, f, p = med("hearth", "first"), med("floor", "first"), med("hostpath", "first")
 row("first filesystem lifecycle after start (launcher as the README runs it, first run after a build)", ms(h), ms(f), ms(p), ratio(h, f), ratio(h, p))
+steps = ("CreateVolume", "NodeStageVolume", "NodePublishVolume", "NodeUnpublishVolume", "NodeUnstageVolume", "DeleteVolume")
+first_steps = [med("hearth", f"first.{s}") for s in steps]
+later_steps = [med("hearth", f"fs.{s}") for s in steps]
+if all(x is not None for x in first_steps + later_steps):
+    row("  its six RPCs, first / later (median): " + ", ".join(f"{s} {ms(a, '')} / {ms(b)}"
+                                                            for s, a, b in zip(steps, first_steps, later_steps)),
+        "", "", "", "", "")
 h = med("hearth-again", "first")
 row("  same, a later start", ms(h), "", "", ratio(h, f), ratio(h, p))
 h, p = med("hearth-image", "first"), None

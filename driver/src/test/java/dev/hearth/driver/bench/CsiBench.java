@@ -129,7 +129,8 @@ public final class CsiBench {
                 .stream().anyMatch(c -> c.getRpc().getType() == NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
         if (scenarios.contains("first")) {
             Map<String, Double> before = threadCpuMillis();
-            print("first", lifecycle(true, size).get("total"));
+            Map<String, Double> first = lifecycle(true, size);
+            first.forEach((step, ms) -> print(step.equals("total") ? "first" : "first." + step, ms));
             threadCpuMillis().forEach((group, ms) -> print("first.cpu." + group, ms - before.getOrDefault(group, 0.0)));
         }
         if (scenarios.contains("lifecycle")) {
