@@ -50,6 +50,7 @@ public final class BareServer {
         return services;
     }
 
+    /** A handler for METHOD that answers every request with the response type's empty message. */
     private static <Q, R> ServerMethodDefinition<Q, R> emptyAnswer(MethodDescriptor<Q, R> method) {
         @SuppressWarnings("unchecked")
         R empty = ((MethodDescriptor.PrototypeMarshaller<R>) method.getResponseMarshaller()).getMessagePrototype();

@@ -232,7 +232,6 @@ public final class CsiBench {
         }
     }
 
-    /** A handler for METHOD that answers every request with the response type's empty message. */
     // ---- the driver's process
 
     /** Starts the driver and prints KEY and the milliseconds until its Probe answered ready. */
