@@ -2,8 +2,14 @@ package dev.hearth.driver.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors.MethodDescriptor;
+import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.protobuf.Message;
 import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.Csi;
 import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
@@ -271,5 +277,39 @@ class RequestLoggingTest {
                                 "method=CreateSnapshot name=snap-1 source_volume_id=hv-1 snapshot_id=hs-snap-1 code=OK"
                                         + DURATION),
                         m -> assertThat(m).matches("method=CreateSnapshot source_volume_id=hv-1 code=OK" + DURATION));
+    }
+
+    /**
+     * The line's IDs come from each request's own getters, not protobuf's reflection: every request
+     * of every CSI service, each string field set, must give what the descriptors say, the fields
+     * name, volume_id, source_volume_id and snapshot_id in that order. A request type added to the
+     * proto with one of them and not to {@link RequestLogging#idsOf} fails here.
+     */
+    @Test
+    void idsOfEveryCsiRequestAreItsIdFieldsByTheDescriptors() throws Exception {
+        List<String> idFields = List.of("name", "volume_id", "source_volume_id", "snapshot_id");
+        int withIds = 0;
+        for (ServiceDescriptor service : Csi.getDescriptor().getServices()) {
+            for (MethodDescriptor method : service.getMethods()) {
+                Descriptor type = method.getInputType();
+                Message.Builder builder = (Message.Builder) Class.forName(Csi.class.getPackageName() + "." + type.getName())
+                        .getMethod("newBuilder").invoke(null);
+                for (FieldDescriptor field : type.getFields()) {
+                    if (!field.isRepeated() && field.getJavaType() == FieldDescriptor.JavaType.STRING) {
+                        builder.setField(field, "v-" + field.getName());
+                    }
+                }
+                StringBuilder expected = new StringBuilder();
+                for (String name : idFields) {
+                    FieldDescriptor field = type.findFieldByName(name);
+                    if (field != null && !field.isRepeated() && field.getJavaType() == FieldDescriptor.JavaType.STRING) {
+                        expected.append(' ').append(name).append("=v-").append(name);
+                    }
+                }
+                withIds += expected.isEmpty() ? 0 : 1;
+                assertThat(RequestLogging.idsOf(builder.build())).as(type.getName()).isEqualTo(expected.toString());
+            }
+        }
+        assertThat(withIds).as("requests with an ID field").isGreaterThan(15);
     }
 }
