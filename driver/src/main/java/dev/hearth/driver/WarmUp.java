@@ -21,6 +21,7 @@ import dev.hearth.storage.mount.Mounter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -37,22 +38,37 @@ import java.util.logging.Logger;
  * node plugin's paths never get hot, so a first lifecycle after a start paid for all of that:
  * 3.8x a later one without this, 3.0x with it, in alternating starts (README, Benchmarks). The
  * kubelet and the provisioner make their first volume calls seconds after the plugin registers;
- * this takes about 120 ms, on a thread of its own. An error ends it, logged at FINE: each request
- * does its own work anyway.
+ * this begins 0.3 s after the driver serves and takes about 120 ms, on a thread of its own. An
+ * error ends it, logged at FINE: each request does its own work anyway.
  */
 final class WarmUp {
 
     private static final Logger LOG = Logger.getLogger(WarmUp.class.getName());
     /** Enough calls for C1 to have compiled what these paths share with a request's. */
     private static final int ROUNDS = 8;
+    /**
+     * How long after the driver serves the warm-up begins: its first calls (the Probe that says it
+     * is up) are answered first, without the warm-up and the compiles it sets off taking the CPU.
+     */
+    static final Duration DELAY = Duration.ofMillis(300);
     /** The blank file a stage's probe reads: more than the first and last MiB it reads of a device. */
     private static final long BLANK_BYTES = 4L << 20;
 
     private WarmUp() {}
 
-    /** Starts the warm-up; the thread is a daemon, so it never holds a stopping driver up. */
+    /**
+     * Starts the warm-up, {@link #DELAY} from now; the thread is a daemon, so it never holds a
+     * stopping driver up.
+     */
     static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir) {
-        return Thread.ofPlatform().name("hearth-warm-up").daemon().start(() -> run(pools, mounter, gate, stateDir));
+        return Thread.ofPlatform().name("hearth-warm-up").daemon().start(() -> {
+            try {
+                Thread.sleep(DELAY);
+            } catch (InterruptedException e) {
+                return;
+            }
+            run(pools, mounter, gate, stateDir);
+        });
     }
 
     /** Returns whether it ran to the end. */
