@@ -78,8 +78,16 @@ if all(x is not None for x in first_steps + later_steps):
     row("  its six RPCs, first / later (median): " + ", ".join(f"{s} {ms(a, '')} / {ms(b)}"
                                                             for s, a, b in zip(steps, first_steps, later_steps)),
         "", "", "", "", "")
+later = med("hearth", "fs.total")
+h = med("hearth", "first")
+if h is not None and later is not None:
+    row(f"  first / later filesystem lifecycle (goal: under 2x): {ms(h, '')} / {ms(later)} = {h / later:.2f}x",
+        "", "", "", "", "")
 h = med("hearth-again", "first")
 row("  same, a later start", ms(h), "", "", ratio(h, f), ratio(h, p))
+h = med("hearth-at-ready", "first")
+row("  same, a later start, begun the moment Probe says ready (the rows above begin 2 s after; the warm-up runs then)",
+    ms(h), "", "", ratio(h, f), ratio(h, p))
 h, p = med("hearth-image", "first"), None
 row("  same, image's JVM flags and class-data archive", ms(h), "", "", ratio(h, f), "")
 
