@@ -79,7 +79,6 @@ if all(x is not None for x in first_steps + later_steps):
                                                             for s, a, b in zip(steps, first_steps, later_steps)),
         "", "", "", "", "")
 later = med("hearth", "fs.total")
-h = med("hearth", "first")
 if h is not None and later is not None:
     row(f"  first / later filesystem lifecycle (goal: under 2x): {ms(h, '')} / {ms(later)} = {h / later:.2f}x",
         "", "", "", "", "")
