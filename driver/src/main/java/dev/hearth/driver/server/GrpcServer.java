@@ -19,6 +19,7 @@ import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -39,6 +40,9 @@ public final class GrpcServer implements AutoCloseable {
 
     /** How long shutdownNow may take to tear down transports before we stop waiting. */
     private static final Duration FORCED_STOP = Duration.ofSeconds(5);
+
+    /** How long a start waits for the socket to answer its own call before it serves anyway. */
+    private static final Duration SELF_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
     private final Server server;
     private final Endpoint endpoint;
@@ -90,7 +94,7 @@ public final class GrpcServer implements AutoCloseable {
         Groups groups = Groups.of(EpollIoHandler.newFactory());
         try {
             Server server = build(
-                            new DomainSocketAddress(unix.path().toString()),
+                            new DomainSocketAddress(socket.staging().toString()),
                             EpollServerDomainSocketChannel.class,
                             groups,
                             services,
@@ -99,9 +103,12 @@ public final class GrpcServer implements AutoCloseable {
                     .build();
             try {
                 socket.bind(server::start);
+                check(socket.staging());
+                socket.publish();
             } catch (IOException | RuntimeException e) {
-                // Bound but not made private: nobody may use a socket with the wrong permissions.
+                // Bound but not made private, or not under its name: nobody may use it.
                 server.shutdownNow();
+                socket.delete();
                 throw e;
             }
             LOG.info(() -> "serving on " + unix);
@@ -109,6 +116,21 @@ public final class GrpcServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             groups.shutdown();
             throw e;
+        }
+    }
+
+    /**
+     * Makes one call to the socket under its hidden name ({@link SelfCheck}), so that the first
+     * connection a sidecar makes does not run the transport's code cold. A server that does not
+     * answer it is published anyway, with a warning: its clients will tell the rest.
+     */
+    private static void check(Path socket) {
+        long started = System.nanoTime();
+        try {
+            SelfCheck.run(socket, SELF_CHECK_TIMEOUT);
+            LOG.fine(() -> String.format("answered its own call in %.1f ms", (System.nanoTime() - started) / 1e6));
+        } catch (IOException e) {
+            LOG.warning(() -> "the socket did not answer its own call (" + e.getMessage() + "); serving anyway");
         }
     }
 

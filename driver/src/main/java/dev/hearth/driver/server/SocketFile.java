@@ -6,19 +6,29 @@ import java.net.ConnectException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HexFormat;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
 /**
  * The filesystem side of a listening unix socket: making room for it, binding it so that it is
  * never world-writable, and removing it again. Whoever can connect to the socket can create and
  * delete volumes, so only owner and group may.
+ *
+ * <p>The socket is bound under a hidden name of this process's own beside its path ({@link
+ * #staging()}) and gets its path only by {@link #publish()}, a rename: what connects to the path
+ * finds either nothing (and retries, as the sidecars do) or a server that has answered a call
+ * already ({@link SelfCheck}). A driver killed in between leaves a hidden socket, which the next
+ * start removes.
  */
 final class SocketFile {
 
@@ -34,14 +44,26 @@ final class SocketFile {
     static final Set<PosixFilePermission> SOCKET_PERMISSIONS = PosixFilePermissions.fromString("rw-rw----");
     static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwxr-x---");
 
+    private static final String STAGING_SUFFIX = ".starting";
+
     private final Path path;
+    private final Path staging;
 
     SocketFile(Path path) {
         this.path = path;
+        // Random, not the pid: in a container every driver is pid 1, and the old one's listener
+        // removes its own bound name when it closes.
+        this.staging = path.resolveSibling(
+                "." + path.getFileName() + "." + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()) + STAGING_SUFFIX);
     }
 
     Path path() {
         return path;
+    }
+
+    /** Where the socket is bound, until {@link #publish()} gives it {@link #path()}. */
+    Path staging() {
+        return staging;
     }
 
     /**
@@ -53,24 +75,51 @@ final class SocketFile {
         if (parent != null && !Files.isDirectory(parent)) {
             Files.createDirectories(parent, PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
         }
+        removeStale(path);
+        if (parent == null) {
+            return;
+        }
+        String hidden = "." + path.getFileName() + ".";
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(
+                parent, entry -> entry.getFileName().toString().startsWith(hidden)
+                        && entry.getFileName().toString().endsWith(STAGING_SUFFIX))) {
+            for (Path entry : entries) {
+                // A hidden socket a killed driver left; a file of the name that is not a socket is not ours.
+                if (isSocket(entry)) {
+                    removeStale(entry);
+                }
+            }
+        }
+    }
+
+    /** Removes a socket nobody listens on; refuses one somebody does, and anything else. */
+    private static void removeStale(Path socket) throws IOException {
         Integer mode;
         try {
-            mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
             return;
         }
         if ((mode & S_IFMT) != S_IFSOCK) {
             // Never delete what is not ours to delete: a mistyped flag must not cost someone a file.
-            throw new IOException(path + " exists and is not a socket; refusing to replace it");
+            throw new IOException(socket + " exists and is not a socket; refusing to replace it");
         }
-        if (answers()) {
-            throw new IOException("another process serves " + path + "; is a second hearth running?");
+        if (answers(socket)) {
+            throw new IOException("another process serves " + socket + "; is a second hearth running?");
         }
-        LOG.info(() -> "removing stale socket " + path);
-        Files.deleteIfExists(path);
+        LOG.info(() -> "removing stale socket " + socket);
+        Files.deleteIfExists(socket);
     }
 
-    private boolean answers() throws IOException {
+    private static boolean isSocket(Path path) throws IOException {
+        try {
+            return ((Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS) & S_IFMT) == S_IFSOCK;
+        } catch (NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    private static boolean answers(Path path) throws IOException {
         try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             probe.connect(UnixDomainSocketAddress.of(path));
             return true;
@@ -94,20 +143,40 @@ final class SocketFile {
         } finally {
             Posix.umask(previous);
         }
-        Files.setPosixFilePermissions(path, SOCKET_PERMISSIONS);
+        Files.setPosixFilePermissions(staging, SOCKET_PERMISSIONS);
     }
 
-    /** Removes the socket if it is still there and still a socket. */
-    void delete() {
+    /**
+     * Gives the bound socket its path, by rename(2), so it appears there whole: bound, listening
+     * and with its permissions.
+     *
+     * @throws IOException when something took the path since {@link #prepare()}; it is left alone
+     */
+    void publish() throws IOException {
         try {
-            Integer mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            // Without REPLACE_EXISTING: the JDK refuses an existing target rather than replace it.
+            Files.move(staging, path);
+        } catch (FileAlreadyExistsException e) {
+            throw new IOException(path + " appeared while this driver started; refusing to replace it", e);
+        }
+    }
+
+    /** Removes the socket, under either name, if it is still there and still a socket. */
+    void delete() {
+        delete(staging);
+        delete(path);
+    }
+
+    private static void delete(Path socket) {
+        try {
+            Integer mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
             if ((mode & S_IFMT) == S_IFSOCK) {
-                Files.deleteIfExists(path);
+                Files.deleteIfExists(socket);
             }
         } catch (NoSuchFileException e) {
             // Netty removes the file itself when it closes the listening channel.
         } catch (IOException e) {
-            LOG.warning(() -> "could not remove socket " + path + ": " + e);
+            LOG.warning(() -> "could not remove socket " + socket + ": " + e);
         }
     }
 

@@ -146,6 +146,79 @@ class GrpcServerTest {
     }
 
     @Test
+    void theSocketGetsItsNameOnlyOnceItAnsweredAndLeavesNoHiddenOne() throws Exception {
+        Path socket = dir.resolve("hearth.sock");
+
+        TestServer server = start(new Endpoint.Unix(socket), TestServices.identity());
+
+        // The start's own call was answered on the hidden name, then renamed: only the socket is left.
+        try (var entries = Files.list(dir)) {
+            assertThat(entries).containsExactly(socket);
+        }
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    @Test
+    void removesTheHiddenSocketOfAStartThatWasKilled() throws Exception {
+        Path hidden = dir.resolve(".hearth.sock.0badf00d.starting");
+        try (ServerSocketChannel died = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            died.bind(UnixDomainSocketAddress.of(hidden));
+        }
+
+        TestServer server = start(new Endpoint.Unix(dir.resolve("hearth.sock")), TestServices.identity());
+
+        assertThat(hidden).doesNotExist();
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    @Test
+    void refusesToStartBesideAnotherStartAndLeavesItAlone() throws Exception {
+        Path socket = dir.resolve("hearth.sock");
+        Path hidden = dir.resolve(".hearth.sock.0badf00d.starting");
+        try (ServerSocketChannel starting = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+                ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            starting.bind(UnixDomainSocketAddress.of(hidden));
+
+            assertThatThrownBy(() -> GrpcServer.start(new Endpoint.Unix(socket), List.of(), List.of(), executor))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("another process serves " + hidden);
+
+            assertThat(hidden).exists();
+            assertThat(socket).doesNotExist();
+        }
+    }
+
+    @Test
+    void leavesAFileOfTheHiddenNameThatIsNoSocket() throws Exception {
+        Path notOurs = dir.resolve(".hearth.sock.notes.starting");
+        Files.writeString(notOurs, "precious");
+
+        start(new Endpoint.Unix(dir.resolve("hearth.sock")), TestServices.identity());
+
+        assertThat(notOurs).hasContent("precious");
+    }
+
+    @Test
+    void publishRefusesAPathTakenWhileStartingAndLeavesIt() throws Exception {
+        Path socket = dir.resolve("hearth.sock");
+        SocketFile file = new SocketFile(socket);
+        file.prepare();
+        try (ServerSocketChannel bound = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            file.bind(() -> bound.bind(UnixDomainSocketAddress.of(file.staging())));
+            Files.writeString(socket, "precious");
+
+            assertThatThrownBy(file::publish)
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(socket + " appeared while this driver started");
+
+            assertThat(socket).hasContent("precious");
+            file.delete();
+            assertThat(file.staging()).doesNotExist();
+            assertThat(socket).hasContent("precious");
+        }
+    }
+
+    @Test
     void refusesARegularFileAndNeverTouchesIt() throws Exception {
         Path file = dir.resolve("hearth.sock");
         Files.writeString(file, "precious");
