@@ -85,7 +85,7 @@ if h is not None and later is not None:
 h = med("hearth-again", "first")
 row("  same, a later start", ms(h), "", "", ratio(h, f), ratio(h, p))
 h = med("hearth-at-ready", "first")
-row("  same, a later start, begun the moment Probe says ready (the rows above begin 2 s after, after the idle RSS reading)",
+row("  same, a later start, begun the moment Probe says ready (the rows above begin 2 s after; the warm-up runs then)",
     ms(h), "", "", ratio(h, f), ratio(h, p))
 h, p = med("hearth-image", "first"), None
 row("  same, image's JVM flags and class-data archive", ms(h), "", "", ratio(h, f), "")

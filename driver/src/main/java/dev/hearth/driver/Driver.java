@@ -117,8 +117,8 @@ public final class Driver implements AutoCloseable {
                 .stream().map(UnparseableRequests::lenient).toList();
         Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.snapshots().map(s -> s.list().size()).orElse(0),
                 problem);
-        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(),
-                new HostGate(host),
+        HostGate gate = new HostGate(host);
+        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(), gate,
                 new VolumeLockInterceptor(new VolumeLocks(), LockKeys::of), new ErrorMapping());
         // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
         ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
@@ -128,6 +128,8 @@ public final class Driver implements AutoCloseable {
             // After the socket is up, so /healthz never says ok for a driver that does not serve yet.
             Optional<MetricsServer> http = settings.metricsAddress().isEmpty() ? Optional.empty()
                     : Optional.of(metrics.serve(settings.metricsAddress().get()));
+            // The first lifecycle's read-only paths, run before a request needs them (the JVM's cold code).
+            WarmUp.start(pools, mounter, gate, settings.stateDir());
             return new Driver(server, handlers, pools, metrics, http);
         } catch (IOException | RuntimeException e) {
             if (server != null) {

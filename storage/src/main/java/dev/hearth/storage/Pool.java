@@ -1,5 +1,6 @@
 package dev.hearth.storage;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -150,6 +151,14 @@ public interface Pool extends AutoCloseable {
 
     /** Null when the pool can serve requests, else what is wrong with it. */
     String problem();
+
+    /**
+     * Does ahead, once, what the pool's first calls would otherwise do on a request's time, and
+     * runs their read-only paths, so that the JVM has run them before a request does. Called on a
+     * background thread after the driver serves; it must change nothing on the node. An error is
+     * the caller's to log and ignore: each call does its work again anyway. The default does nothing.
+     */
+    default void warmUp() throws IOException {}
 
     /** Releases the pool's hold on the node (not its volumes). */
     @Override

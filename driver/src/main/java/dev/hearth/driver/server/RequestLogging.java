@@ -97,7 +97,7 @@ public final class RequestLogging implements ServerInterceptor {
      * Java reflection the first time, which cost each kind of call ~1.5 ms on its first request.
      * RequestLoggingTest checks the list against the descriptors of every CSI request.
      */
-    static String idsOf(Object request) {
+    public static String idsOf(Object request) {
         return switch (request) {
             case CreateVolumeRequest r -> ids(r.getName(), "", "", "");
             case DeleteVolumeRequest r -> ids("", r.getVolumeId(), "", "");

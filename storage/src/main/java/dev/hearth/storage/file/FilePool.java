@@ -9,6 +9,7 @@ import dev.hearth.linux.LoopDevice;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
+import dev.hearth.storage.Claim;
 import dev.hearth.storage.CapacityRange;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Expansion;
@@ -209,6 +210,22 @@ public final class FilePool implements Pool {
     @Override
     public Capacity capacity() {
         return allocation.reported();
+    }
+
+    /**
+     * Learns which loop devices serve the pool's images (the scan of the node its first attach
+     * would make), reads its capacity, and writes and reads back a volume's record in memory.
+     */
+    @Override
+    public void warmUp() throws IOException {
+        loops.learn();
+        capacity();
+        Volume sample = new Volume(VolumeId.mint(config.name(), "warm-up"), "warm-up", 1L << 30,
+                Map.of("fsType", "ext4"), Optional.empty(), Instant.now(),
+                Optional.of(new Claim("namespace", "claim", "pv")));
+        Volume read = Metadata.decode(sample.id(), Metadata.encode(sample));
+        read.id().equals(sample.id()); // IDs key the locks: a record's hashCode and equals link on first use
+        read.id().hashCode();
     }
 
     @Override

@@ -144,6 +144,11 @@ final class LoopAttachments {
         return new ArrayList<>(found);
     }
 
+    /** Makes the first lookup's scan now, if it is still to be made (off a request's time). */
+    void learn() throws IOException {
+        seed();
+    }
+
     /** The first lookup of a pool that owns its directory learns every image's devices with one scan. */
     private void seed() throws IOException {
         if (!sole || seeded) {

@@ -13,9 +13,12 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.fs.FilesystemType;
 import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.fs.Grower;
+import dev.hearth.storage.probe.SignatureProbe;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -29,6 +32,7 @@ import java.util.stream.Collectors;
 public final class Mounter {
 
     private final FirstFormat firstFormat;
+    private final Formatter formatter;
     private final Grower grower;
     private final FilesystemType defaultType;
 
@@ -39,6 +43,7 @@ public final class Mounter {
     /** @param defaultType what a blank volume is formatted as when the request names no filesystem */
     public Mounter(Formatter formatter, FormatJournal journal, Grower grower, FilesystemType defaultType) {
         this.firstFormat = new FirstFormat(formatter, journal, defaultType);
+        this.formatter = formatter;
         this.grower = grower;
         this.defaultType = defaultType;
     }
@@ -97,6 +102,24 @@ public final class Mounter {
         if (type != FilesystemType.EXT4 && !prepared.madeNow()) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
         }
+    }
+
+    /**
+     * Runs a stage's read-only steps on {@code blank}, a file of the caller's that reads as zeros:
+     * the mount table read and asked about it, the probe that decides whether a device may be
+     * formatted (signatures, then zeros at both ends), and the default filesystem's mkfs launched to
+     * say its version. Nothing is mounted, formatted or written; it is for the JVM, which runs a
+     * path slowly the first few times.
+     */
+    public void warmUp(Path blank) throws IOException {
+        MountTable table = MountTable.read();
+        table.at(blank);
+        table.blockPublication(blank);
+        table.hasMounted(blank);
+        try (FileChannel channel = FileChannel.open(blank, StandardOpenOption.READ)) {
+            SignatureProbe.probe(channel, channel.size());
+        }
+        formatter.warmUp(defaultType);
     }
 
     /**

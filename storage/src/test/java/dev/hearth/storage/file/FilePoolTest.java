@@ -678,6 +678,30 @@ class FilePoolTest {
         pool.detach(volume.id());
     }
 
+    /**
+     * The warm-up after a start changes nothing: no file in the pool, no loop device, and what it
+     * learns of the node is right: an image a driver before this one attached is found there.
+     */
+    @Test
+    @RequiresRoot
+    void warmUpChangesNothingAndLearnsTheDevicesServingThePoolsImages() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        Path device = pool.attach(volume.id()).device();
+        FilePool restarted = open(64 * MIB, Provisioning.THIN);
+        List<String> files = poolFiles();
+        List<LoopAttachment> loops = Loop.list();
+
+        restarted.warmUp();
+        restarted.warmUp();
+
+        assertThat(poolFiles()).isEqualTo(files);
+        assertThat(Loop.list()).isEqualTo(loops);
+        assertThat(restarted.attachedDevice(volume.id())).contains(device);
+        assertThat(restarted.attach(volume.id())).isEqualTo(new Attachment(device, false));
+        restarted.detach(volume.id());
+    }
+
     @Test
     @RequiresRoot
     void aVolumeOfAnotherPoolIsNotAttachedByItsKey() throws IOException {

@@ -88,6 +88,23 @@ class MounterTest {
 
     // --- stage ---
 
+    /** The warm-up after a start probes a blank file of its own, and mounts and writes nothing. */
+    @Test
+    void warmUpWritesAndMountsNothing() throws IOException {
+        Path blank = dir.resolve("blank");
+        try (FileChannel channel = FileChannel.open(blank, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.allocate(1), 4 * MIB - 1);
+        }
+        long modified = Files.getLastModifiedTime(blank).toMillis();
+
+        mounter.warmUp(blank);
+        mounter.warmUp(blank);
+
+        assertThat(Files.getLastModifiedTime(blank).toMillis()).isEqualTo(modified);
+        assertThat(Scratch.readAt(blank, 0, (int) (4 * MIB))).containsOnly(0);
+        assertThat(MountInfo.read()).noneMatch(m -> m.mountPoint().startsWith(dir) || m.source().equals(blank.toString()));
+    }
+
     @Test
     void stageFormatsABlankDeviceAsExt4AndMountsIt() throws IOException {
         Path device = blankDevice(64 * MIB);
