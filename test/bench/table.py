@@ -125,6 +125,11 @@ row("  same, a later start", ms(h), "", "", "", ratio(h, p))
 hi, b = med("hearth-image", "ready"), med("bare", "ready")
 row("  same, image's JVM flags and class-data archive (floor: a bare grpc-java server on them, below)", ms(hi), ms(b), "",
     ratio(hi, b), ratio(hi, p))
+h, hi, b, p = (med("hearth", "ready.handshake"), med("hearth-image", "ready.handshake"), med("bare", "ready.handshake"),
+               med("hostpath", "ready.handshake"))
+row("first connection's HTTP/2 handshake, the moment the socket appears (sidecars allow about 1 s; launcher / image flags; "
+    "floor: the bare grpc-java server)", f"{ms(h, '')} / {ms(hi)}" if h and hi else ms(h), ms(b), ms(p), ratio(hi, b),
+    ratio(h, p))
 h, hi, b, p = (med("hearth-again", "rss") or med("hearth", "rss"), med("hearth-image", "rss"), med("bare", "rss"),
                med("hostpath", "rss"))
 row("RSS idle, 2 s after ready (README launcher / image flags; floor: the bare grpc-java server)",
