@@ -94,7 +94,7 @@ public final class GrpcServer implements AutoCloseable {
         Groups groups = Groups.of(EpollIoHandler.newFactory());
         try {
             Server server = build(
-                            new DomainSocketAddress(socket.staging().toString()),
+                            new DomainSocketAddress(socket.bindPath().toString()),
                             EpollServerDomainSocketChannel.class,
                             groups,
                             services,
@@ -103,7 +103,7 @@ public final class GrpcServer implements AutoCloseable {
                     .build();
             try {
                 socket.bind(server::start);
-                check(socket.staging());
+                check(socket.bindPath());
                 socket.publish();
             } catch (IOException | RuntimeException e) {
                 // Bound but not made private, or not under its name: nobody may use it.

@@ -6,6 +6,7 @@ import java.net.ConnectException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -14,9 +15,10 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.HexFormat;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 import java.util.logging.Logger;
 
 /**
@@ -25,10 +27,12 @@ import java.util.logging.Logger;
  * delete volumes, so only owner and group may.
  *
  * <p>The socket is bound under a hidden name of this process's own beside its path ({@link
- * #staging()}) and gets its path only by {@link #publish()}, a rename: what connects to the path
- * finds either nothing (and retries, as the sidecars do) or a server that has answered a call
- * already ({@link SelfCheck}). A driver killed in between leaves a hidden socket, which the next
- * start removes.
+ * #bindPath()}: {@code .h} and six random characters) and gets its path only by {@link #publish()},
+ * a rename: what connects to the path finds either nothing (and retries, as the sidecars do) or a
+ * server that has answered a call already ({@link SelfCheck}). A driver killed in between leaves a
+ * hidden socket, which the next start removes. The hidden name is short because a unix socket's
+ * path has at most 107 bytes; where even it would be longer than that (a path near the limit with
+ * a name under 8 characters), the socket is bound at its path at once.
  */
 final class SocketFile {
 
@@ -44,26 +48,35 @@ final class SocketFile {
     static final Set<PosixFilePermission> SOCKET_PERMISSIONS = PosixFilePermissions.fromString("rw-rw----");
     static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwxr-x---");
 
-    private static final String STAGING_SUFFIX = ".starting";
+    /** sun_path is 108 bytes, with the terminating NUL. */
+    static final int MAX_PATH_BYTES = 107;
+    /** The hidden names: {@code .h} and six of [0-9a-z]; as long as "csi.sock", so it fits where that does. */
+    private static final Pattern STAGING_NAME = Pattern.compile("\\.h[0-9a-z]{6}");
 
     private final Path path;
-    private final Path staging;
+    private final Optional<Path> staging;
 
     SocketFile(Path path) {
         this.path = path;
         // Random, not the pid: in a container every driver is pid 1, and the old one's listener
         // removes its own bound name when it closes.
-        this.staging = path.resolveSibling(
-                "." + path.getFileName() + "." + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()) + STAGING_SUFFIX);
+        StringBuilder name = new StringBuilder(".h");
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int i = 0; i < 6; i++) {
+            name.append(Character.forDigit(random.nextInt(36), 36));
+        }
+        Path hidden = path.resolveSibling(name.toString());
+        this.staging = hidden.toString().getBytes(StandardCharsets.UTF_8).length <= MAX_PATH_BYTES
+                ? Optional.of(hidden) : Optional.empty();
     }
 
     Path path() {
         return path;
     }
 
-    /** Where the socket is bound, until {@link #publish()} gives it {@link #path()}. */
-    Path staging() {
-        return staging;
+    /** Where the socket is bound: its hidden name, until {@link #publish()} gives it {@link #path()}. */
+    Path bindPath() {
+        return staging.orElse(path);
     }
 
     /**
@@ -79,10 +92,8 @@ final class SocketFile {
         if (parent == null) {
             return;
         }
-        String hidden = "." + path.getFileName() + ".";
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(
-                parent, entry -> entry.getFileName().toString().startsWith(hidden)
-                        && entry.getFileName().toString().endsWith(STAGING_SUFFIX))) {
+                parent, entry -> STAGING_NAME.matcher(entry.getFileName().toString()).matches())) {
             for (Path entry : entries) {
                 // A hidden socket a killed driver left; a file of the name that is not a socket is not ours.
                 if (isSocket(entry)) {
@@ -143,7 +154,7 @@ final class SocketFile {
         } finally {
             Posix.umask(previous);
         }
-        Files.setPosixFilePermissions(staging, SOCKET_PERMISSIONS);
+        Files.setPosixFilePermissions(bindPath(), SOCKET_PERMISSIONS);
     }
 
     /**
@@ -153,9 +164,12 @@ final class SocketFile {
      * @throws IOException when something took the path since {@link #prepare()}; it is left alone
      */
     void publish() throws IOException {
+        if (staging.isEmpty()) {
+            return;
+        }
         try {
             // Without REPLACE_EXISTING: the JDK refuses an existing target rather than replace it.
-            Files.move(staging, path);
+            Files.move(staging.get(), path);
         } catch (FileAlreadyExistsException e) {
             throw new IOException(path + " appeared while this driver started; refusing to replace it", e);
         }
@@ -163,7 +177,7 @@ final class SocketFile {
 
     /** Removes the socket, under either name, if it is still there and still a socket. */
     void delete() {
-        delete(staging);
+        staging.ifPresent(SocketFile::delete);
         delete(path);
     }
 

@@ -160,7 +160,7 @@ class GrpcServerTest {
 
     @Test
     void removesTheHiddenSocketOfAStartThatWasKilled() throws Exception {
-        Path hidden = dir.resolve(".hearth.sock.0badf00d.starting");
+        Path hidden = dir.resolve(".h0badf0");
         try (ServerSocketChannel died = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             died.bind(UnixDomainSocketAddress.of(hidden));
         }
@@ -174,7 +174,7 @@ class GrpcServerTest {
     @Test
     void refusesToStartBesideAnotherStartAndLeavesItAlone() throws Exception {
         Path socket = dir.resolve("hearth.sock");
-        Path hidden = dir.resolve(".hearth.sock.0badf00d.starting");
+        Path hidden = dir.resolve(".h0badf0");
         try (ServerSocketChannel starting = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
                 ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
             starting.bind(UnixDomainSocketAddress.of(hidden));
@@ -190,7 +190,7 @@ class GrpcServerTest {
 
     @Test
     void leavesAFileOfTheHiddenNameThatIsNoSocket() throws Exception {
-        Path notOurs = dir.resolve(".hearth.sock.notes.starting");
+        Path notOurs = dir.resolve(".hnotes1");
         Files.writeString(notOurs, "precious");
 
         start(new Endpoint.Unix(dir.resolve("hearth.sock")), TestServices.identity());
@@ -199,12 +199,29 @@ class GrpcServerTest {
     }
 
     @Test
+    void aPathWithNoRoomForTheHiddenNameIsBoundAtOnce() throws Exception {
+        // 107 bytes, the most a unix socket's path may have; the hidden name, 8 characters against
+        // this one's 1, would not fit.
+        int padding = SocketFile.MAX_PATH_BYTES - dir.toString().length() - "/".length() - "/s".length();
+        Path socket = Files.createDirectory(dir.resolve("d".repeat(padding))).resolve("s");
+        assertThat(socket.toString()).hasSize(SocketFile.MAX_PATH_BYTES);
+
+        TestServer server = start(new Endpoint.Unix(socket), TestServices.identity());
+
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+        assertThat(Files.getPosixFilePermissions(socket)).isEqualTo(PosixFilePermissions.fromString("rw-rw----"));
+        try (var entries = Files.list(socket.getParent())) {
+            assertThat(entries).containsExactly(socket);
+        }
+    }
+
+    @Test
     void publishRefusesAPathTakenWhileStartingAndLeavesIt() throws Exception {
         Path socket = dir.resolve("hearth.sock");
         SocketFile file = new SocketFile(socket);
         file.prepare();
         try (ServerSocketChannel bound = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-            file.bind(() -> bound.bind(UnixDomainSocketAddress.of(file.staging())));
+            file.bind(() -> bound.bind(UnixDomainSocketAddress.of(file.bindPath())));
             Files.writeString(socket, "precious");
 
             assertThatThrownBy(file::publish)
@@ -213,7 +230,7 @@ class GrpcServerTest {
 
             assertThat(socket).hasContent("precious");
             file.delete();
-            assertThat(file.staging()).doesNotExist();
+            assertThat(file.bindPath()).doesNotExist();
             assertThat(socket).hasContent("precious");
         }
     }
