@@ -108,7 +108,7 @@ public final class GrpcServer implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 // Bound but not made private, or not under its name: nobody may use it.
                 server.shutdownNow();
-                socket.delete();
+                socket.deleteHidden();
                 throw e;
             }
             LOG.info(() -> "serving on " + unix);

@@ -177,8 +177,16 @@ final class SocketFile {
 
     /** Removes the socket, under either name, if it is still there and still a socket. */
     void delete() {
-        staging.ifPresent(SocketFile::delete);
+        deleteHidden();
         delete(path);
+    }
+
+    /**
+     * Removes the socket under its hidden name, if it is still there: for a start that failed, which
+     * must not remove what another process put at the path meanwhile.
+     */
+    void deleteHidden() {
+        staging.ifPresent(SocketFile::delete);
     }
 
     private static void delete(Path socket) {

@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -222,16 +223,20 @@ class GrpcServerTest {
         file.prepare();
         try (ServerSocketChannel bound = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             file.bind(() -> bound.bind(UnixDomainSocketAddress.of(file.bindPath())));
-            Files.writeString(socket, "precious");
+            // Another process's socket, bound at the path after this start made room for it.
+            try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                other.bind(UnixDomainSocketAddress.of(socket));
 
-            assertThatThrownBy(file::publish)
-                    .isInstanceOf(IOException.class)
-                    .hasMessageContaining(socket + " appeared while this driver started");
+                assertThatThrownBy(file::publish)
+                        .isInstanceOf(IOException.class)
+                        .hasMessageContaining(socket + " appeared while this driver started");
 
-            assertThat(socket).hasContent("precious");
-            file.delete();
-            assertThat(file.bindPath()).doesNotExist();
-            assertThat(socket).hasContent("precious");
+                file.deleteHidden();
+                assertThat(file.bindPath()).doesNotExist();
+                try (SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                    assertThat(client.isConnected()).as("the other process's socket still answers").isTrue();
+                }
+            }
         }
     }
 
