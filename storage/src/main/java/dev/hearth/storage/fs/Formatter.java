@@ -44,7 +44,6 @@ public final class Formatter {
     // mkfs on a large, slow disk writes inode tables and the journal; minutes are normal.
     static final Duration MKFS_TIMEOUT = Duration.ofMinutes(10);
     static final Duration BLKID_TIMEOUT = Duration.ofMinutes(1);
-    private static final Duration VERSION_TIMEOUT = Duration.ofSeconds(10);
     private static final int BLKID_NOTHING_FOUND = 2;
 
     /** How a device is probed; tests replace it to reach the checks behind it. */
@@ -177,15 +176,6 @@ public final class Formatter {
     }
 
     /** Runs mkfs; throws {@link ToolException} unless it exits 0. */
-    /**
-     * Asks {@code type}'s mkfs for its version: a tool launched and waited for, and its output
-     * read, as a format does, with no device. For the JVM's sake, off a request's time (a first
-     * launch sets up the JDK's process machinery).
-     */
-    public void warmUp(FilesystemType type) {
-        runner.runAllowingFailure(List.of(mkfsCommand(type, Path.of("/")).getFirst(), "-V"), VERSION_TIMEOUT);
-    }
-
     private void mkfs(List<String> command) {
         ToolResult result = runner.runAllowingFailure(command, MKFS_TIMEOUT);
         if (!result.succeeded()) {

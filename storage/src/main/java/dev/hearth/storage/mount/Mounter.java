@@ -32,7 +32,6 @@ import java.util.stream.Collectors;
 public final class Mounter {
 
     private final FirstFormat firstFormat;
-    private final Formatter formatter;
     private final Grower grower;
     private final FilesystemType defaultType;
 
@@ -43,7 +42,6 @@ public final class Mounter {
     /** @param defaultType what a blank volume is formatted as when the request names no filesystem */
     public Mounter(Formatter formatter, FormatJournal journal, Grower grower, FilesystemType defaultType) {
         this.firstFormat = new FirstFormat(formatter, journal, defaultType);
-        this.formatter = formatter;
         this.grower = grower;
         this.defaultType = defaultType;
     }
@@ -106,10 +104,11 @@ public final class Mounter {
 
     /**
      * Runs a stage's read-only steps on {@code blank}, a file of the caller's that reads as zeros:
-     * the mount table read and asked about it, the probe that decides whether a device may be
-     * formatted (signatures, then zeros at both ends), and the default filesystem's mkfs launched to
-     * say its version. Nothing is mounted, formatted or written; it is for the JVM, which runs a
-     * path slowly the first few times.
+     * the mount table read and asked about it, and the probe that decides whether a device may be
+     * formatted (signatures, then zeros at both ends). Nothing is mounted, formatted or written; it
+     * is for the JVM, which runs a path slowly the first few times. It launches no process: a
+     * child holds, until it execs, whatever file its parent has open at that moment, and a file
+     * open in a volume (the demo's, in the same JVM) would keep that volume busy meanwhile.
      */
     public void warmUp(Path blank) throws IOException {
         MountTable table = MountTable.read();
@@ -119,7 +118,6 @@ public final class Mounter {
         try (FileChannel channel = FileChannel.open(blank, StandardOpenOption.READ)) {
             SignatureProbe.probe(channel, channel.size());
         }
-        formatter.warmUp(defaultType);
     }
 
     /**
