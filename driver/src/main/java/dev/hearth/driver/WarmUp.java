@@ -13,6 +13,7 @@ import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.driver.server.LockKeys;
 import dev.hearth.driver.server.RequestLogging;
 import dev.hearth.linux.FileOps;
+import dev.hearth.linux.LibcLinks;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.Pools;
@@ -28,10 +29,11 @@ import java.util.logging.Logger;
 
 /**
  * Runs, once the driver serves and on a thread of its own, the parts of a volume's first
- * lifecycle that change nothing on the node: each pool's {@link Pool#warmUp}, a stage's read-only
- * steps ({@link Mounter#warmUp}) on a blank file made as a file pool makes an image, a record
- * written as a volume's is, both in the state directory and deleted, and the parsing, log line,
- * host check and lock keys of each lifecycle request, a few times each.
+ * lifecycle that change nothing on the node: the libc functions linked ({@link LibcLinks}), each
+ * pool's {@link Pool#warmUp}, a stage's read-only steps ({@link Mounter#warmUp}) on a blank file
+ * made as a file pool makes an image, a record written as a volume's is, both in the state
+ * directory and deleted, and the parsing, log line, host check and lock keys of each lifecycle
+ * request, a few times each.
  *
  * <p>Why: the JVM interprets a method the first times it runs, links each call site on its first
  * use, and compiles a method after a few calls (C1, after about four under the image's flags). A
@@ -77,6 +79,7 @@ final class WarmUp {
         Path blank = stateDir.resolve(".warm-up-blank");
         Path record = stateDir.resolve(".warm-up-record");
         try {
+            LibcLinks.linkAll(); // the start linked only what it needed
             // Replaces what a driver killed in its warm-up left.
             Files.deleteIfExists(blank);
             Files.createFile(blank);

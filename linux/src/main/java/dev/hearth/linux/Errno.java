@@ -107,7 +107,7 @@ public final class Errno {
         if (info != null) {
             return info.name();
         }
-        return fromLibc(Libc.STRERRORNAME_NP, errno).orElse("errno " + errno);
+        return fromLibc(Libc.strerrorname(), errno).orElse("errno " + errno);
     }
 
     /** The text {@code strerror} would give in the C locale, e.g. {@code "Device or resource busy"}. */
@@ -116,7 +116,7 @@ public final class Errno {
         if (info != null) {
             return info.text();
         }
-        return fromLibc(Libc.STRERRORDESC_NP, errno).orElse("Unknown error " + errno);
+        return fromLibc(Libc.strerrordesc(), errno).orElse("Unknown error " + errno);
     }
 
     /** The number for a symbolic name this class has a constant for, e.g. {@code "EBUSY"} -> 16. */

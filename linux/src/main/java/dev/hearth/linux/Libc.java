@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -37,36 +38,99 @@ final class Libc {
     static final int SEEK_DATA = 3;
     static final int SEEK_HOLE = 4;
 
-    private static final MethodHandle OPEN = function("open",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
-            CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    // Each function is linked on its first use, in a holder class of its own: linking one takes
+    // about 5 ms of a cold JVM (the first about 30), and the driver's start needs only a few of them.
+    // The driver's warm-up links the rest (linkAll) before a volume's first call needs them.
+
+    private static final class Open {
+        static final MethodHandle HANDLE = function("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+                CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
+    }
+
+    private static final class Close {
+        static final MethodHandle HANDLE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
     // ioctl's third argument is variadic: both a pointer and an integer flavour are needed.
-    private static final MethodHandle IOCTL_POINTER = function("ioctl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
-            CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle IOCTL_LONG = function("ioctl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG),
-            CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle MOUNT = function("mount",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS), CAPTURE_ERRNO);
-    private static final MethodHandle UMOUNT2 = function("umount2",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
-    private static final MethodHandle STATVFS = function("statvfs",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), CAPTURE_ERRNO);
-    private static final MethodHandle STATX = function("statx",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), CAPTURE_ERRNO);
-    private static final MethodHandle FALLOCATE = function("fallocate",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), CAPTURE_ERRNO);
-    private static final MethodHandle LSEEK = function("lseek",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), CAPTURE_ERRNO);
-    private static final MethodHandle UMASK = function("umask", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle GETEUID = function("geteuid", FunctionDescriptor.of(JAVA_INT));
+    private static final class IoctlPointer {
+        static final MethodHandle HANDLE = function("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
+                CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
+    }
+
+    private static final class IoctlLong {
+        static final MethodHandle HANDLE = function("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG),
+                CAPTURE_ERRNO, Linker.Option.firstVariadicArg(2));
+    }
+
+    private static final class Mount {
+        static final MethodHandle HANDLE = function("mount",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS), CAPTURE_ERRNO);
+    }
+
+    private static final class Umount2 {
+        static final MethodHandle HANDLE = function("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
+                CAPTURE_ERRNO);
+    }
+
+    private static final class Statvfs {
+        static final MethodHandle HANDLE = function("statvfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS),
+                CAPTURE_ERRNO);
+    }
+
+    private static final class Statx {
+        static final MethodHandle HANDLE = function("statx",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), CAPTURE_ERRNO);
+    }
+
+    private static final class Fallocate {
+        static final MethodHandle HANDLE = function("fallocate",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), CAPTURE_ERRNO);
+    }
+
+    private static final class Lseek {
+        static final MethodHandle HANDLE = function("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT),
+                CAPTURE_ERRNO);
+    }
+
+    private static final class Umask {
+        static final MethodHandle HANDLE = function("umask", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Geteuid {
+        static final MethodHandle HANDLE = function("geteuid", FunctionDescriptor.of(JAVA_INT));
+    }
+
     // glibc >= 2.32 only; Errno falls back to its own table without them.
-    static final Optional<MethodHandle> STRERRORNAME_NP = optionalFunction("strerrorname_np");
-    static final Optional<MethodHandle> STRERRORDESC_NP = optionalFunction("strerrordesc_np");
+    private static final class StrerrorName {
+        static final Optional<MethodHandle> HANDLE = optionalFunction("strerrorname_np");
+    }
+
+    private static final class StrerrorDesc {
+        static final Optional<MethodHandle> HANDLE = optionalFunction("strerrordesc_np");
+    }
 
     private Libc() {}
+
+    /** strerrorname_np, where this libc has it. */
+    static Optional<MethodHandle> strerrorname() {
+        return StrerrorName.HANDLE;
+    }
+
+    /** strerrordesc_np, where this libc has it. */
+    static Optional<MethodHandle> strerrordesc() {
+        return StrerrorDesc.HANDLE;
+    }
+
+    /**
+     * Links every function not linked yet; returns how many functions there are. Nothing is called:
+     * linking only looks the symbol up and makes the stub.
+     */
+    static int linkAll() {
+        List<Object> handles = List.of(Open.HANDLE, Close.HANDLE, IoctlPointer.HANDLE, IoctlLong.HANDLE, Mount.HANDLE,
+                Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE, Lseek.HANDLE, Umask.HANDLE,
+                Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE);
+        return handles.size();
+    }
 
     static int open(Arena arena, String path, int flags) {
         MemorySegment state = arena.allocate(CALL_STATE);
@@ -74,7 +138,7 @@ final class Libc {
         try {
             int rc;
             do {
-                rc = result((int) OPEN.invokeExact(state, cPath, flags, 0), state);
+                rc = result((int) Open.HANDLE.invokeExact(state, cPath, flags, 0), state);
             } while (rc == -Errno.EINTR);
             return rc;
         } catch (Throwable t) {
@@ -85,7 +149,7 @@ final class Libc {
     /** Errors from close are not actionable here: the fd is gone either way. */
     static void close(int fd) {
         try {
-            int ignored = (int) CLOSE.invokeExact(fd);
+            int ignored = (int) Close.HANDLE.invokeExact(fd);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -94,7 +158,7 @@ final class Libc {
     static int ioctl(Arena arena, int fd, long request, MemorySegment arg) {
         MemorySegment state = arena.allocate(CALL_STATE);
         try {
-            return result((int) IOCTL_POINTER.invokeExact(state, fd, request, arg), state);
+            return result((int) IoctlPointer.HANDLE.invokeExact(state, fd, request, arg), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -103,7 +167,7 @@ final class Libc {
     static int ioctl(Arena arena, int fd, long request, long arg) {
         MemorySegment state = arena.allocate(CALL_STATE);
         try {
-            return result((int) IOCTL_LONG.invokeExact(state, fd, request, arg), state);
+            return result((int) IoctlLong.HANDLE.invokeExact(state, fd, request, arg), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -116,7 +180,7 @@ final class Libc {
         MemorySegment cType = cString(arena, fsType);
         MemorySegment cData = cString(arena, data);
         try {
-            return result((int) MOUNT.invokeExact(state, cSource, cTarget, cType, flags, cData), state);
+            return result((int) Mount.HANDLE.invokeExact(state, cSource, cTarget, cType, flags, cData), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -126,7 +190,7 @@ final class Libc {
         MemorySegment state = arena.allocate(CALL_STATE);
         MemorySegment cTarget = cString(arena, target);
         try {
-            return result((int) UMOUNT2.invokeExact(state, cTarget, flags), state);
+            return result((int) Umount2.HANDLE.invokeExact(state, cTarget, flags), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -136,7 +200,7 @@ final class Libc {
         MemorySegment state = arena.allocate(CALL_STATE);
         MemorySegment cPath = cString(arena, path);
         try {
-            return result((int) STATVFS.invokeExact(state, cPath, buf), state);
+            return result((int) Statvfs.HANDLE.invokeExact(state, cPath, buf), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -146,7 +210,7 @@ final class Libc {
         MemorySegment state = arena.allocate(CALL_STATE);
         MemorySegment cPath = cString(arena, path);
         try {
-            return result((int) STATX.invokeExact(state, AT_FDCWD, cPath, flags, mask, buf), state);
+            return result((int) Statx.HANDLE.invokeExact(state, AT_FDCWD, cPath, flags, mask, buf), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -157,7 +221,7 @@ final class Libc {
         try {
             int rc;
             do { // a signal can interrupt a large allocation part way; the call is safe to repeat
-                rc = result((int) FALLOCATE.invokeExact(state, fd, mode, offset, length), state);
+                rc = result((int) Fallocate.HANDLE.invokeExact(state, fd, mode, offset, length), state);
             } while (rc == -Errno.EINTR);
             return rc;
         } catch (Throwable t) {
@@ -169,7 +233,7 @@ final class Libc {
     static long lseek(Arena arena, int fd, long offset, int whence) {
         MemorySegment state = arena.allocate(CALL_STATE);
         try {
-            long rc = (long) LSEEK.invokeExact(state, fd, offset, whence);
+            long rc = (long) Lseek.HANDLE.invokeExact(state, fd, offset, whence);
             return rc == -1 ? -(int) ERRNO.get(state, 0L) : rc;
         } catch (Throwable t) {
             throw unexpected(t);
@@ -178,7 +242,7 @@ final class Libc {
 
     static int umask(int mask) {
         try {
-            return (int) UMASK.invokeExact(mask);
+            return (int) Umask.HANDLE.invokeExact(mask);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -186,7 +250,7 @@ final class Libc {
 
     static int geteuid() {
         try {
-            return (int) GETEUID.invokeExact();
+            return (int) Geteuid.HANDLE.invokeExact();
         } catch (Throwable t) {
             throw unexpected(t);
         }
