@@ -10,6 +10,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * The directories {@code hearth serve} works in, checked before anything opens them, with
@@ -24,11 +25,19 @@ final class Directories {
 
     private Directories() {}
 
-    /** Makes the state directory when it is missing and proves that files can be made in it. */
+    /**
+     * Makes the state directory when it is missing and proves that files can be made in it. The
+     * file has a fixed name, not a temporary file's random one: that would start the JVM's
+     * SecureRandom, 10 ms of a start, for nothing. What a killed start left there goes first (a
+     * link itself, never what it points to), and the new file is made only if nothing is there.
+     */
     static void prepareState(Path stateDir) throws IOException {
         try {
             Files.createDirectories(stateDir);
-            Files.delete(Files.createTempFile(stateDir, ".hearth-write-check-", ""));
+            Path check = stateDir.resolve(".hearth-write-check");
+            Files.deleteIfExists(check);
+            Files.newByteChannel(check, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+            Files.delete(check);
         } catch (IOException e) {
             throw new IOException("state directory is not usable: " + describe(e), e);
         }

@@ -30,9 +30,13 @@ class CommandLineTest {
     private record Run(int exit, String out, String err) {}
 
     private static Run run(int width, String... args) {
+        return run(Main.commandLine(args), width, args);
+    }
+
+    private static Run run(CommandLine built, int width, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine commandLine = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        CommandLine commandLine = built.setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
         if (width > 0) {
             commandLine.setUsageHelpWidth(width);
         }
@@ -184,5 +188,32 @@ class CommandLineTest {
 
         assertThat(run.exit()).isZero();
         assertThat(run.out()).containsPattern("(?m)^\\s+version\\s+Print hearth's version");
+    }
+
+    @Test
+    void topLevelHelpListsEverySubcommand() {
+        Run run = run("--help");
+
+        for (String name : List.of("serve", "demo", "volumes", "disks", "probe", "version", "help")) {
+            assertThat(run.out()).containsPattern("(?m)^\\s+" + name + "\\s");
+        }
+        assertThat(run("help").out()).isEqualTo(run.out());
+    }
+
+    /**
+     * main builds a command line with the named subcommand alone (a faster start); whatever a run of
+     * one prints and returns is what the whole command line gives.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"serve --help", "serve --bogus", "serve --max-volumes x", "serve --node-id",
+            "volumes --help", "disks --help", "probe --help", "demo --help", "version", "serve --version",
+            "help serve", "serv"})
+    void aSubcommandAloneRunsAsTheWholeCommandLineDoes(String line) {
+        String[] args = line.split(" ");
+
+        Run alone = run(Main.commandLine(args), 100, args);
+        Run whole = run(Main.commandLine(), 100, args);
+
+        assertThat(alone).isEqualTo(whole);
     }
 }

@@ -9,7 +9,7 @@ record CommandRun(int exit, String out, String err) {
     static CommandRun of(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = Main.commandLine(args).setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
         return new CommandRun(exit, out.toString(), err.toString());
     }
 }

@@ -21,19 +21,21 @@ import java.util.function.ToIntFunction;
  * check, the build, the process and the JVM, and the interceptor that counts calls. Every series
  * carries the node's name as {@code node}, as TopoLVM's do, so that a dashboard tells nodes apart
  * however it is scraped. The HTTP side is started apart ({@link #serve}), once the CSI socket is
- * up, so that {@code /healthz} never answers for a driver that does not serve yet.
+ * up, so that {@code /healthz} never answers for a driver that does not serve yet. The process and
+ * JVM meters are bound there too: they read the JVM's management beans, whose start costs a cold
+ * JVM 20-40 ms that need not come before the socket, and without the HTTP side nobody reads them.
  */
 public final class Metrics implements AutoCloseable {
 
     private final PrometheusMeterRegistry registry;
     private final RpcMetrics rpc;
-    private final JvmGcMetrics gc;
     private final Readiness readiness;
+    /** Bound by {@link #serve}; unhooked by {@link #close}. */
+    private JvmGcMetrics gc;
 
-    private Metrics(PrometheusMeterRegistry registry, RpcMetrics rpc, JvmGcMetrics gc, Readiness readiness) {
+    private Metrics(PrometheusMeterRegistry registry, RpcMetrics rpc, Readiness readiness) {
         this.registry = registry;
         this.rpc = rpc;
-        this.gc = gc;
         this.readiness = readiness;
     }
 
@@ -58,15 +60,7 @@ public final class Metrics implements AutoCloseable {
                 .description("1 while /healthz answers 200 (every pool usable), 0 while it answers 503")
                 .register(registry);
         new PoolMetrics(pools, snapshotCount).bindTo(registry);
-        new ProcessMetrics().bindTo(registry);
-        // The ones micrometer-core has that cost nothing between scrapes; heap matters on a node.
-        new JvmMemoryMetrics().bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
-        JvmGcMetrics gc = new JvmGcMetrics();
-        gc.bindTo(registry);
-        return new Metrics(registry, new RpcMetrics(registry), gc, readiness);
+        return new Metrics(registry, new RpcMetrics(registry), readiness);
     }
 
     /** Goes outside ErrorMapping and the volume locks, so it counts the codes clients get. */
@@ -74,15 +68,31 @@ public final class Metrics implements AutoCloseable {
         return rpc;
     }
 
-    /** Starts {@code /metrics} and {@code /healthz} on the address; the caller closes the server. */
-    public MetricsServer serve(MetricsAddress address) throws IOException {
+    /**
+     * Binds the process and JVM meters, then starts {@code /metrics} and {@code /healthz} on the
+     * address; the caller closes the server. Once per driver.
+     */
+    public synchronized MetricsServer serve(MetricsAddress address) throws IOException {
+        if (gc != null) {
+            throw new IllegalStateException("metrics are served already");
+        }
+        new ProcessMetrics().bindTo(registry);
+        // The ones micrometer-core has that cost nothing between scrapes; heap matters on a node.
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        gc = new JvmGcMetrics();
+        gc.bindTo(registry);
         return MetricsServer.start(address, registry, readiness);
     }
 
     /** Unhooks the GC listener from the JVM. Close the {@link MetricsServer} first. */
     @Override
-    public void close() {
-        gc.close();
+    public synchronized void close() {
+        if (gc != null) {
+            gc.close();
+        }
         registry.close();
     }
 }
