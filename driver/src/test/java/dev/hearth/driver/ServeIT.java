@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -189,6 +190,51 @@ class ServeIT {
     }
 
     // Serving
+
+    /**
+     * A client that opens connections until the daemon has no file descriptor left for the next
+     * one does not stop it serving: once they close, it answers again. (grpc-okhttp's server ends
+     * its accept loop on the first error accept throws; GrpcServer's sockets retry instead.)
+     */
+    @Test
+    void runningOutOfFileDescriptorsDoesNotStopServing() throws Exception {
+        HearthProcess serve = HearthProcess.start(List.of("prlimit", "--nofile=256:256", "--"), dir.resolve("logs"),
+                List.of(), serveArgs().toArray(String[]::new));
+        resources.add(serve);
+        waitUntilServing(serve);
+
+        List<SocketChannel> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 1000 && !serve.stderr().contains("cannot accept a connection"); i++) {
+                SocketChannel connection = SocketChannel.open(StandardProtocolFamily.UNIX);
+                held.add(connection);
+                connection.configureBlocking(false);
+                // A full backlog refuses a non-blocking connect (EAGAIN) rather than wait.
+                if (!tryConnect(connection)) {
+                    Thread.sleep(50);
+                }
+            }
+            waitUntil(serve, START, "out of file descriptors", () -> serve.stderr().contains("cannot accept a connection"));
+        } finally {
+            for (SocketChannel connection : held) {
+                connection.close();
+            }
+        }
+
+        ManagedChannel channel = channel();
+        GetPluginInfoResponse info = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+        assertThat(info.getName()).isEqualTo("csi.hearth.dev");
+        assertThat(serve.process().isAlive()).isTrue();
+    }
+
+    private boolean tryConnect(SocketChannel connection) throws IOException {
+        try {
+            return connection.connect(UnixDomainSocketAddress.of(socket()));
+        } catch (IOException e) {
+            return false;
+        }
+    }
 
     @Test
     void serveReplacesAStaleSocketServesWithMode0660AndStopsCleanlyOnSigterm() throws Exception {

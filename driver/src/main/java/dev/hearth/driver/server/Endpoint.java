@@ -19,10 +19,11 @@ public sealed interface Endpoint permits Endpoint.Unix, Endpoint.Tcp {
             "unix:///absolute/path.sock, unix:/absolute/path.sock, tcp://host:port, tcp://[ipv6]:port";
 
     /**
-     * sun_path in struct sockaddr_un holds 108 bytes including the terminating NUL; a longer path
-     * would only fail later, inside netty, with a far less helpful message.
+     * sun_path in struct sockaddr_un holds 108 bytes including the terminating NUL, and the JDK's
+     * unix sockets, which serve ours, take one byte less than that: 106. A longer path would only
+     * fail later, at bind, with a far less helpful message.
      */
-    int MAX_UNIX_PATH_BYTES = 107;
+    int MAX_UNIX_PATH_BYTES = 106;
 
     static Endpoint parse(String value) {
         Objects.requireNonNull(value, "endpoint");

@@ -32,7 +32,7 @@ public final class LogFormat extends Formatter {
 
     /**
      * Sends all logging to stderr in this format: hearth's own loggers at {@code level}, libraries
-     * (grpc, netty) at INFO at most, since their FINE output would drown ours. Call once, early.
+     * (grpc and its transports) at INFO at most, since their FINE output would drown ours. Call once, early.
      */
     public static void install(Level level) {
         Level libraries = level.intValue() > Level.INFO.intValue() ? level : Level.INFO;

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One gRPC call over a fresh connection to a unix socket, spoken in raw HTTP/2: the client
  * preface, a call to a method nobody serves, and the server's answer to it. The server runs it
  * against itself before its socket gets its public name ({@link GrpcServer}), so that the code a
- * connection needs first (accepting, netty's pipeline, grpc's HTTP/2 handshake, a call's headers
+ * connection needs first (accepting, the transport's reader, grpc's HTTP/2 handshake, a call's headers
  * and trailers) has run once before a sidecar connects.
  *
  * <p>Why it matters: the sidecars' gRPC library gives a new connection about one second (its

@@ -31,7 +31,7 @@ import java.util.logging.Logger;
  * a rename: what connects to the path finds either nothing (and retries, as the sidecars do) or a
  * server that has answered a call already ({@link SelfCheck}). A driver killed in between leaves a
  * hidden socket, which the next start removes. The hidden name is short because a unix socket's
- * path has at most 107 bytes; where even it would be longer than that (a path near the limit with
+ * path has at most 106 bytes here; where even it would be longer than that (a path near the limit with
  * a name under 8 characters), the socket is bound at its path at once.
  */
 final class SocketFile {
@@ -48,8 +48,8 @@ final class SocketFile {
     static final Set<PosixFilePermission> SOCKET_PERMISSIONS = PosixFilePermissions.fromString("rw-rw----");
     static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwxr-x---");
 
-    /** sun_path is 108 bytes, with the terminating NUL. */
-    static final int MAX_PATH_BYTES = 107;
+    /** The longest path a socket can be bound at ({@link Endpoint#MAX_UNIX_PATH_BYTES}). */
+    static final int MAX_PATH_BYTES = Endpoint.MAX_UNIX_PATH_BYTES;
     /** The hidden names: {@code .h} and six of [0-9a-z]; as long as "csi.sock", so it fits where that does. */
     private static final Pattern STAGING_NAME = Pattern.compile("\\.h[0-9a-z]{6}");
 
@@ -144,7 +144,7 @@ final class SocketFile {
 
     /**
      * Runs the bind under a umask that keeps the socket from ever existing with looser permissions,
-     * then sets them explicitly, since the umask only takes bits away from what netty asks for. The
+     * then sets them explicitly, since the umask only takes bits away from what bind asks for. The
      * umask is process-wide: this runs once, at startup, before anything else creates files.
      */
     <E extends Exception> void bind(ThrowingRunnable<E> bind) throws E, IOException {
@@ -196,7 +196,7 @@ final class SocketFile {
                 Files.deleteIfExists(socket);
             }
         } catch (NoSuchFileException e) {
-            // Netty removes the file itself when it closes the listening channel.
+            // Gone already: removed by whoever closed it, or never published.
         } catch (IOException e) {
             LOG.warning(() -> "could not remove socket " + socket + ": " + e);
         }

@@ -96,7 +96,18 @@ class EndpointTest {
 
         assertThatThrownBy(() -> Endpoint.parse(value))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("longer than 107 bytes");
+                .hasMessageContaining("longer than 106 bytes");
+    }
+
+    /** 106 bytes is served (GrpcServerTest binds one); 107 would fail at bind, so it fails here. */
+    @Test
+    void theLongestPathIsOneABindTakes() {
+        String longest = "/" + "d".repeat(Endpoint.MAX_UNIX_PATH_BYTES - 1);
+
+        assertThat(Endpoint.parse("unix://" + longest)).isEqualTo(new Endpoint.Unix(java.nio.file.Path.of(longest)));
+        assertThatThrownBy(() -> Endpoint.parse("unix://" + longest + "d"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("longer than 106 bytes");
     }
 
     @Test

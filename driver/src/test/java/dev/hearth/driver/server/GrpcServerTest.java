@@ -17,10 +17,14 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -73,6 +77,53 @@ class GrpcServerTest {
         TestServer server = start(transport.endpoint(dir), TestServices.identity());
 
         assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    /** A peer that speaks no HTTP/2, or hangs up at once, costs its own connection and nothing else. */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aPeerThatSpeaksNoHttp2OrHangsUpLeavesTheServerServing(Transport transport) throws Exception {
+        TestServer server = start(transport.endpoint(dir), TestServices.identity());
+        SocketAddress address = switch (server.server().endpoint()) {
+            case Endpoint.Unix unix -> UnixDomainSocketAddress.of(unix.path());
+            case Endpoint.Tcp tcp -> new InetSocketAddress(tcp.host(), tcp.port());
+        };
+
+        try (SocketChannel hangUp = SocketChannel.open(address)) {
+            // closed at once
+        }
+        try (SocketChannel http1 = SocketChannel.open(address)) {
+            http1.write(ByteBuffer.wrap("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
+            ByteBuffer answer = ByteBuffer.allocate(4096);
+            // The server closes the connection (after a GOAWAY, perhaps): the read ends.
+            while (http1.read(answer.clear()) >= 0) {
+                // drained
+            }
+        }
+
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    /** As many connections as sidecars and kubelet calls could make, each with a call in flight at once. */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void answersManyConnectionsAtOnce(Transport transport) throws Exception {
+        TestServer server = start(transport.endpoint(dir), TestServices.identity());
+        List<ManagedChannel> channels = new ArrayList<>();
+        try {
+            List<CompletableFuture<String>> names = new ArrayList<>();
+            for (int i = 0; i < 32; i++) {
+                ManagedChannel channel = Channels.channelTo(server.server().endpoint());
+                channels.add(channel);
+                names.add(CompletableFuture.supplyAsync(() -> pluginName(channel), Thread.ofVirtual()::start));
+            }
+
+            for (CompletableFuture<String> name : names) {
+                assertThat(name).succeedsWithin(Duration.ofSeconds(30)).isEqualTo(TestServices.PLUGIN_NAME);
+            }
+        } finally {
+            channels.forEach(ManagedChannel::shutdownNow);
+        }
     }
 
     @Test
@@ -201,7 +252,7 @@ class GrpcServerTest {
 
     @Test
     void aPathWithNoRoomForTheHiddenNameIsBoundAtOnce() throws Exception {
-        // 107 bytes, the most a unix socket's path may have; the hidden name, 8 characters against
+        // 106 bytes, the most a unix socket's path may have here; the hidden name, 8 characters against
         // this one's 1, would not fit.
         int padding = SocketFile.MAX_PATH_BYTES - dir.toString().length() - "/".length() - "/s".length();
         Path socket = Files.createDirectory(dir.resolve("d".repeat(padding))).resolve("s");

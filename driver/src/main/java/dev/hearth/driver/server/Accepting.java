@@ -1,0 +1,106 @@
+package dev.hearth.driver.server;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Logger;
+import javax.net.ServerSocketFactory;
+
+/**
+ * Accepting connections for grpc-okhttp's server, which ends its accept loop, and so stops serving
+ * for good, on the first exception accept throws. Here an error while the socket is still open
+ * (out of file descriptors, a connection reset before it was accepted) is logged and accept is
+ * tried again after a pause; only a closed socket (the server shutting down) throws.
+ */
+final class Accepting {
+
+    private static final Logger LOG = Logger.getLogger(Accepting.class.getName());
+
+    /** How long accept waits after an error before it tries again (EMFILE clears as calls end). */
+    static final Duration RETRY = Duration.ofMillis(100);
+
+    private Accepting() {}
+
+    @FunctionalInterface
+    interface Accept {
+        Socket next() throws IOException;
+    }
+
+    /** The next connection from {@code accept}, retried while {@code open} says the socket is. */
+    static Socket retrying(Accept accept, BooleanSupplier open, Object where) throws IOException {
+        while (true) {
+            try {
+                return accept.next();
+            } catch (IOException e) {
+                if (!open.getAsBoolean()) {
+                    throw e;
+                }
+                LOG.warning(() -> "cannot accept a connection on " + where + ", trying again in " + RETRY.toMillis()
+                        + " ms: " + e);
+                try {
+                    Thread.sleep(RETRY);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting to accept again");
+                }
+            }
+        }
+    }
+
+    /** TCP listening sockets whose accept retries as above. */
+    static final class TcpFactory extends ServerSocketFactory {
+
+        @Override
+        public ServerSocket createServerSocket() throws IOException {
+            return new ServerSocket() {
+                @Override
+                public Socket accept() throws IOException {
+                    return retrying(super::accept, () -> !isClosed(), getLocalSocketAddress());
+                }
+            };
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port) throws IOException {
+            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port, int backlog) throws IOException {
+            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port, int backlog, java.net.InetAddress address) throws IOException {
+            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
+        }
+    }
+
+    /** Unix listening sockets ({@link UnixServerSocket}). */
+    static final class UnixFactory extends ServerSocketFactory {
+
+        @Override
+        public ServerSocket createServerSocket() throws IOException {
+            return new UnixServerSocket();
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port) throws IOException {
+            throw new UnsupportedOperationException("a unix socket has no port");
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port, int backlog) throws IOException {
+            throw new UnsupportedOperationException("a unix socket has no port");
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port, int backlog, java.net.InetAddress address) throws IOException {
+            throw new UnsupportedOperationException("a unix socket has no port");
+        }
+    }
+}
