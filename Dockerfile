@@ -33,9 +33,9 @@ RUN --mount=type=cache,target=/root/.m2 \
 # A Java runtime of the modules hearth uses and nothing else (89 MB instead of the JDK's 317):
 # jdeps --print-module-deps on the jar names more, but java.desktop and java.sql serve only
 # Micrometer binders hearth does not use, java.naming only gRPC's DNS-over-JNDI resolver (hearth
-# serves a unix socket), jdk.jfr only Netty's optional flight-recorder events (Netty checks for it).
-# java.management and jdk.management serve the JVM metrics and the process's descriptor count,
-# jdk.httpserver /metrics and /healthz, jdk.unsupported Netty and O_DIRECT (ExtendedOpenOption).
+# serves a unix socket). java.management and jdk.management serve the JVM metrics and the
+# process's descriptor count, jdk.httpserver /metrics and /healthz, jdk.unsupported O_DIRECT
+# (ExtendedOpenOption) and protobuf's fast paths.
 # test/image/run runs the image's driver through csi-sanity, the demo and a /metrics scrape.
 # No default class-data archive (--generate-cds-archive): the archive below holds the JDK's classes
 # too. --strip-debug needs objcopy (binutils, in Temurin's JDK image).

@@ -46,7 +46,7 @@ print(f"Medians of {rounds} rounds after a first round; 1 GiB volumes; hearth on
 print(f"load at start: {load_start}; at end: {load_end}")
 if med("bare", "ready") is not None:
     print("The floor column of the start and RSS rows: a bare grpc-java server (BareServer in driver's test tree: hearth's "
-          "own gRPC server, Netty on a unix socket, answering every CSI call with an empty response and doing nothing "
+          "own gRPC server, grpc-okhttp on a unix socket, answering every CSI call with an empty response and doing nothing "
           "else) on the image's JVM flags with a class-data archive of its own: what the JVM and this stack cost "
           "before any driver code.")
 if med("node", "loops") is not None:

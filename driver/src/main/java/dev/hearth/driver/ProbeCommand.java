@@ -5,15 +5,11 @@ import dev.hearth.csi.v1.GetPluginInfoResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.ProbeResponse;
+import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
-import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -62,16 +58,7 @@ final class ProbeCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        ManagedChannelBuilder<?> builder = switch (target) {
-            case Endpoint.Unix unix -> Grpc.newChannelBuilder("unix://" + unix.path(), InsecureChannelCredentials.create());
-            case Endpoint.Tcp tcp -> Grpc.newChannelBuilderForAddress(tcp.host(), tcp.port(),
-                    InsecureChannelCredentials.create());
-        };
-        if (builder instanceof NettyChannelBuilder netty && target instanceof Endpoint.Unix) {
-            // grpc asks for TCP keepalive, which a unix socket has not; netty would warn about it.
-            netty.withOption(ChannelOption.SO_KEEPALIVE, null);
-        }
-        ManagedChannel channel = builder.build();
+        ManagedChannel channel = Channels.channelTo(target);
         try {
             var identity = IdentityGrpc.newBlockingStub(channel);
             long deadline = System.nanoTime() + timeout.toNanos();

@@ -84,18 +84,20 @@ public abstract sealed class StorageException extends RuntimeException
     public static final class Failed extends StorageException {
 
         private final boolean explainedByTool;
+        private final boolean interrupted;
 
         public Failed(String message, Throwable cause) {
-            this(message, cause, false);
+            this(message, cause, false, false);
         }
 
         public Failed(String message) {
-            this(message, null, false);
+            this(message, null, false, false);
         }
 
-        private Failed(String message, Throwable cause, boolean explainedByTool) {
+        private Failed(String message, Throwable cause, boolean explainedByTool, boolean interrupted) {
             super(message, cause);
             this.explainedByTool = explainedByTool;
+            this.interrupted = interrupted;
         }
 
         /**
@@ -104,7 +106,17 @@ public abstract sealed class StorageException extends RuntimeException
          * and said no, that is all there is to know, and {@link #explainedByTool} says so.
          */
         public static Failed byTool(String message, ToolException cause) {
-            return new Failed(message, cause, cause.reason() == ToolException.Reason.EXITED_NON_ZERO);
+            return new Failed(message, cause, cause.reason() == ToolException.Reason.EXITED_NON_ZERO,
+                    cause.reason() == ToolException.Reason.INTERRUPTED);
+        }
+
+        /**
+         * Whether the tool was killed because the thread running it was interrupted: the driver is
+         * stopping and does not wait for it (a call past the shutdown grace). Nothing failed that a
+         * retry on a running driver would not do again.
+         */
+        public boolean interrupted() {
+            return interrupted;
         }
 
         /**

@@ -1,46 +1,32 @@
 package dev.hearth.driver.server;
 
-import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
-import java.net.URI;
-import java.net.URISyntaxException;
+import io.grpc.okhttp.OkHttpChannelBuilder;
 
-/** The client side of an {@link Endpoint}, for the demo and for tests. */
+/**
+ * The client side of an {@link Endpoint}, for {@code hearth probe}, the demo and tests: grpc-okhttp,
+ * the server's transport too. A unix socket is reached through {@link UnixSocketFactory}: the
+ * channel's target is a loopback address nobody dials, and every connection it makes goes to the
+ * socket.
+ */
 public final class Channels {
+
+    /** The target a unix socket's channel resolves (an address, so no name is looked up). */
+    private static final String LOOPBACK = "127.0.0.1";
 
     private Channels() {}
 
-    /**
-     * A plaintext channel to the endpoint. For a unix socket grpc-netty-shaded's "unix" resolver
-     * picks its epoll domain-socket transport, whose event loop is shared and released with the
-     * last channel using it, so the caller only has to shut the channel down.
-     */
+    /** A plaintext channel to the endpoint; the caller shuts it down. */
     public static ManagedChannel channelTo(Endpoint endpoint) {
         return switch (endpoint) {
-            case Endpoint.Unix unix -> {
-                ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(unixTarget(unix), InsecureChannelCredentials.create());
-                if (builder instanceof NettyChannelBuilder netty) {
-                    // grpc asks for TCP keepalive on every connection; netty warns that a unix socket has none.
-                    netty.withOption(ChannelOption.SO_KEEPALIVE, null);
-                }
-                yield builder.build();
-            }
-            case Endpoint.Tcp tcp ->
-                Grpc.newChannelBuilderForAddress(tcp.host(), tcp.port(), InsecureChannelCredentials.create())
-                        .build();
+            case Endpoint.Unix unix -> OkHttpChannelBuilder.forAddress(LOOPBACK, 1)
+                    .socketFactory(new UnixSocketFactory(unix.path()))
+                    // No proxy between us and a unix socket, whatever the environment says.
+                    .proxyDetector(address -> null)
+                    .overrideAuthority("localhost")
+                    .usePlaintext()
+                    .build();
+            case Endpoint.Tcp tcp -> OkHttpChannelBuilder.forAddress(tcp.host(), tcp.port()).usePlaintext().build();
         };
-    }
-
-    private static String unixTarget(Endpoint.Unix unix) {
-        try {
-            // Through URI so that a path with spaces or '%' survives as one percent-encoded target.
-            return new URI("unix", null, unix.path().toString(), null).toASCIIString();
-        } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("not usable as a grpc target: " + unix, e);
-        }
     }
 }

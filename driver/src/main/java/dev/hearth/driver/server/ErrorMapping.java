@@ -55,6 +55,8 @@ public final class ErrorMapping implements ServerInterceptor {
                 case StorageException.Precondition _ -> Status.FAILED_PRECONDITION;
                 case StorageException.Busy _ -> Status.ABORTED;
                 case StorageException.UnknownToken _ -> Status.ABORTED;
+                // Cut short by a stopping driver: the caller retries, as after any ABORTED.
+                case StorageException.Failed f when f.interrupted() -> Status.ABORTED;
                 case StorageException.Failed _ -> Status.INTERNAL;
             });
             default -> explained(failure, Status.INTERNAL);

@@ -16,7 +16,7 @@ import java.util.concurrent.Executors;
 
 /**
  * The floor of test/bench/csi's start and RSS rows for a driver on this stack: hearth's own gRPC
- * server ({@link GrpcServer}: grpc-java, Netty, epoll, a unix socket) serving the three CSI services
+ * server ({@link GrpcServer}: grpc-java, its okhttp transport, a unix socket) serving the three CSI services
  * with an empty answer to every call, and nothing else: no pool, no state, no metrics, no logging.
  * What the JVM, grpc-java and protobuf-java cost before any driver code runs. It needs only
  * hearth.jar beside its own classes.

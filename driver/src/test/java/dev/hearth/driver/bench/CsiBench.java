@@ -62,7 +62,7 @@ import java.util.function.Supplier;
  * burst, many, hold, restart), {@code rounds}, {@code size} (bytes of a lifecycle's volume), {@code burst}
  * (how many concurrent creates), {@code many} (how many volumes for many/restart), {@code params}
  * (CreateVolume parameters, {@code k=v;k=v}), {@code clientwarm} (rounds of the client's own warm-up,
- * 50); {@code floor}, {@code floorwork} and {@code floorlabel}
+ * 50), {@code firsts} (how many filesystem lifecycles the first scenario times one by one, 1); {@code floor}, {@code floorwork} and {@code floorlabel}
  * (test/bench/floor, its directory and its label: a floor round runs before each lifecycle round of
  * the same kind, so that load which comes and goes on the machine falls on both alike).
  *
@@ -135,6 +135,11 @@ public final class CsiBench {
             Map<String, Double> first = lifecycle(true, size);
             first.forEach((step, ms) -> print(step.equals("total") ? "first" : "first." + step, ms));
             threadCpuMillis().forEach((group, ms) -> print("first.cpu." + group, ms - before.getOrDefault(group, 0.0)));
+            // With firsts=N, the filesystem lifecycles after it too, one by one, up to the Nth: how
+            // many a driver needs before it runs at its later pace.
+            for (int n = 2; n <= Integer.parseInt(options.getOrDefault("firsts", "1")); n++) {
+                print("first." + n, lifecycle(true, size).get("total"));
+            }
         }
         if (scenarios.contains("lifecycle")) {
             floor("fs", -1, size); // the first of each kind is not counted

@@ -8,6 +8,8 @@ import dev.hearth.csi.v1.GetPluginInfoResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.driver.server.TestServer.Transport;
 import dev.hearth.storage.StorageException;
+import dev.hearth.storage.tool.ToolException;
+import dev.hearth.storage.tool.ToolRunner;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusException;
@@ -15,8 +17,10 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.logging.Level;
 import java.util.stream.Stream;
@@ -55,6 +59,30 @@ class ErrorMappingTest {
                 Arguments.of(new StorageException.Busy("volume v1 is being resized"), Status.Code.ABORTED),
                 Arguments.of(new StorageException.UnknownToken("starting_token 'x' was not issued here"), Status.Code.ABORTED),
                 Arguments.of(new StorageException.Failed("mkfs.ext4 exited 1", new IOException("boom")), Status.Code.INTERNAL));
+    }
+
+    /**
+     * A tool killed because its handler's thread was interrupted (a driver stopping past its grace)
+     * is ABORTED, which callers retry, not INTERNAL: nothing failed. A real tool, really interrupted.
+     */
+    @Test
+    void aToolCutShortByAnInterruptIsAborted() throws Exception {
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread runner = Thread.ofVirtual().start(() -> {
+            try {
+                new ToolRunner().run(List.of("sleep", "30"), Duration.ofMinutes(1));
+            } catch (ToolException e) {
+                thrown.set(StorageException.Failed.byTool("growing the filesystem: " + e.getMessage(), e));
+            }
+        });
+        Thread.sleep(200);
+        runner.interrupt();
+        runner.join(Duration.ofSeconds(10));
+
+        assertThat(thrown.get()).isInstanceOf(StorageException.Failed.class);
+        Status status = ErrorMapping.toStatus(thrown.get());
+        assertThat(status.getCode()).isEqualTo(Status.Code.ABORTED);
+        assertThat(status.getDescription()).contains("sleep 30 was killed because the caller was interrupted");
     }
 
     static Stream<Arguments> storageFailuresOverEachTransport() {
