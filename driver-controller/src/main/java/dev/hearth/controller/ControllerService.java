@@ -165,13 +165,15 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> response) {
         // Only IDs are sorted and paged (a file pool names its volumes with one directory listing);
         // then the page's volumes alone are read, with one listing per pool (an lvm pool: one lvs).
-        List<VolumeId> ids = pools.all().stream()
+        // Each ID's string is made once: sorting 1,000 by toString made 20,000 of them a page.
+        List<Named> ids = pools.all().stream()
                 .flatMap(p -> p.ids().stream())
-                .sorted(Comparator.comparing(VolumeId::toString))
+                .map(id -> new Named(id.toString(), id))
+                .sorted(Comparator.comparing(Named::name))
                 .toList();
-        Page<VolumeId> page = Page.of(ids, VolumeId::toString, request.getStartingToken(),
+        Page<Named> page = Page.of(ids, Named::name, request.getStartingToken(),
                 request.getMaxEntries(), token -> VolumeId.parse(token).isPresent());
-        java.util.Map<String, List<VolumeId>> byPool = page.entries().stream()
+        java.util.Map<String, List<VolumeId>> byPool = page.entries().stream().map(Named::id)
                 .collect(java.util.stream.Collectors.groupingBy(VolumeId::pool));
         java.util.Map<VolumeId, Volume> found = new java.util.HashMap<>();
         java.util.Map<String, Pool.Listing> listings = new java.util.HashMap<>();
@@ -181,7 +183,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             listing.volumes().forEach(v -> found.put(v.id(), v));
         }));
         ListVolumesResponse.Builder result = ListVolumesResponse.newBuilder().setNextToken(page.nextToken());
-        for (VolumeId id : page.entries()) {
+        for (Named named : page.entries()) {
+            VolumeId id = named.id();
             Volume volume = found.get(id);
             if (volume == null) {
                 continue; // deleted since the IDs were listed
@@ -373,4 +376,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     private static RuntimeException invalid(String message) {
         return new StorageException.InvalidArgument(message);
     }
+
+    /** A volume's ID with its string, which orders and pages the listing. */
+    private record Named(String name, VolumeId id) {}
 }

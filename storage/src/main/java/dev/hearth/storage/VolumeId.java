@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * A volume's identity: {@code <pool>-<key>}, where the key is 26 base32 characters of the SHA-256
@@ -15,8 +14,8 @@ import java.util.regex.Pattern;
 public record VolumeId(String pool, String key) {
 
     public static final int KEY_LENGTH = 26;
-    private static final Pattern POOL = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?");
-    private static final Pattern KEY = Pattern.compile("[a-z2-7]{" + KEY_LENGTH + "}");
+    /** The longest pool name. */
+    private static final int POOL_MAX = 32;
     private static final char[] BASE32 = "abcdefghijklmnopqrstuvwxyz234567".toCharArray();
 
     public VolumeId {
@@ -64,13 +63,36 @@ public record VolumeId(String pool, String key) {
         return Optional.of(new VolumeId(pool, key));
     }
 
+    /**
+     * {@code [a-z0-9]}, then up to 30 of {@code [a-z0-9-]}, ending with {@code [a-z0-9]} if longer
+     * than one. Checked by hand, not by a regex: a listing of 1,000 volumes parses every ID in it.
+     */
     public static boolean isPoolName(String name) {
-        return name != null && POOL.matcher(name).matches();
+        if (name == null || name.isEmpty() || name.length() > POOL_MAX) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            boolean alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!alnum && (c != '-' || i == 0 || i == name.length() - 1)) {
+                return false;
+            }
+        }
+        return true;
     }
 
-    /** Whether {@code key} has the shape {@link #keyOf} gives; snapshot IDs share it. */
+    /** Whether {@code key} has the shape {@link #keyOf} gives ({@code [a-z2-7]{26}}); snapshot IDs share it. */
     static boolean isKey(String key) {
-        return key != null && KEY.matcher(key).matches();
+        if (key == null || key.length() != KEY_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < KEY_LENGTH; i++) {
+            char c = key.charAt(i);
+            if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -128,6 +132,46 @@ class VolumeIdTest {
             Path file = dir.resolve(id + ".img");
             assertThat(file.getParent()).isEqualTo(dir);
             assertThat(file.getFileName().toString()).doesNotStartWith("-").doesNotContain("/", "..");
+        }
+    }
+
+    /**
+     * The hand-written checks accept exactly what the patterns of the ID's shape do: every string of
+     * up to 3 characters over an alphabet that holds each class's edges, and random longer ones.
+     */
+    @Test
+    void theShapeChecksAcceptWhatTheirPatternsAccept() {
+        Pattern pool = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?");
+        Pattern key = Pattern.compile("[a-z2-7]{26}");
+        String alphabet = "az09-17 A_\u00e9";
+        List<String> samples = new ArrayList<>(List.of(""));
+        for (int length = 1; length <= 3; length++) {
+            List<String> longer = new ArrayList<>();
+            for (String sample : samples) {
+                if (sample.length() == length - 1) {
+                    for (char c : alphabet.toCharArray()) {
+                        longer.add(sample + c);
+                    }
+                }
+            }
+            samples.addAll(longer);
+        }
+        Random random = new Random(11);
+        String keyChars = "abcdefghijklmnopqrstuvwxyz234567";
+        for (int i = 0; i < 20_000; i++) {
+            int length = 20 + random.nextInt(16);
+            StringBuilder sample = new StringBuilder();
+            for (int j = 0; j < length; j++) {
+                String from = random.nextInt(50) == 0 ? alphabet : keyChars + "-";
+                sample.append(from.charAt(random.nextInt(from.length())));
+            }
+            samples.add(sample.toString());
+            samples.add(sample.substring(0, Math.min(26, length)));
+        }
+
+        for (String sample : samples) {
+            assertThat(VolumeId.isPoolName(sample)).as("pool name %s", sample).isEqualTo(pool.matcher(sample).matches());
+            assertThat(VolumeId.isKey(sample)).as("key %s", sample).isEqualTo(key.matcher(sample).matches());
         }
     }
 }
