@@ -129,7 +129,8 @@ public final class Driver implements AutoCloseable {
             Optional<MetricsServer> http = settings.metricsAddress().isEmpty() ? Optional.empty()
                     : Optional.of(metrics.serve(settings.metricsAddress().get()));
             // The first lifecycle's read-only paths, run before a request needs them (the JVM's cold code).
-            WarmUp.start(pools, mounter, gate, settings.stateDir());
+            WarmUp.start(pools, mounter, gate, settings.stateDir(),
+                    new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), grower));
             return new Driver(server, handlers, pools, metrics, http);
         } catch (IOException | RuntimeException e) {
             if (server != null) {

@@ -32,8 +32,10 @@ import java.util.logging.Logger;
  * lifecycle that change nothing on the node: the libc functions linked ({@link LibcLinks}), each
  * pool's {@link Pool#warmUp}, a stage's read-only steps ({@link Mounter#warmUp}) on a blank file
  * made as a file pool makes an image, a record written as a volume's is, both in the state
- * directory and deleted, and the parsing, log line, host check and lock keys of each lifecycle
- * request, a few times each.
+ * directory and deleted, the parsing, log line, host check and lock keys of each lifecycle
+ * request, and the services' own CreateVolume, NodeUnpublishVolume, NodeUnstageVolume and
+ * DeleteVolume of a volume of a scratch pool that is never attached ({@link Rehearsal}), a few
+ * times each.
  *
  * <p>Why: the JVM interprets a method the first times it runs, links each call site on its first
  * use, and compiles a method after a few calls (C1, after about four under the image's flags). A
@@ -62,22 +64,23 @@ final class WarmUp {
      * Starts the warm-up, {@link #DELAY} from now; the thread is a daemon, so it never holds a
      * stopping driver up.
      */
-    static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir) {
+    static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal) {
         return Thread.ofPlatform().name("hearth-warm-up").daemon().start(() -> {
             try {
                 Thread.sleep(DELAY);
             } catch (InterruptedException e) {
                 return;
             }
-            run(pools, mounter, gate, stateDir);
+            run(pools, mounter, gate, stateDir, rehearsal);
         });
     }
 
     /** Returns whether it ran to the end. */
-    static boolean run(Pools pools, Mounter mounter, HostGate gate, Path stateDir) {
+    static boolean run(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup setup) {
         long started = System.nanoTime();
         Path blank = stateDir.resolve(".warm-up-blank");
         Path record = stateDir.resolve(".warm-up-record");
+        Rehearsal rehearsal = null;
         try {
             LibcLinks.linkAll(); // the start linked only what it needed
             // Replaces what a driver killed in its warm-up left.
@@ -85,7 +88,9 @@ final class WarmUp {
             Files.createFile(blank);
             FileOps.fallocate(blank, 0, BLANK_BYTES); // as a file pool makes an image: reads as zeros
             List<Sample<?>> requests = samples();
+            rehearsal = Rehearsal.open(stateDir, setup, mounter);
             for (int round = 0; round < ROUNDS; round++) {
+                rehearsal.round();
                 for (Pool pool : pools.all()) {
                     pool.warmUp();
                 }
@@ -106,6 +111,13 @@ final class WarmUp {
                 Files.deleteIfExists(blank);
             } catch (IOException e) {
                 LOG.log(Level.FINE, "warm-up: " + blank + " stays: " + e, e);
+            }
+            if (rehearsal != null) {
+                try {
+                    rehearsal.close();
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.FINE, "warm-up: its scratch pool stays until the next start: " + e, e);
+                }
             }
         }
     }

@@ -40,6 +40,7 @@ class WarmUpTest {
     private Pools pools;
     private Mounter mounter;
     private HostGate gate;
+    private Rehearsal.Setup setup;
 
     @BeforeEach
     void pool() throws IOException {
@@ -50,6 +51,7 @@ class WarmUpTest {
         ToolRunner tools = new ToolRunner();
         mounter = new Mounter(new Formatter(tools), new FormatJournal(state.resolve("formatting")), new Grower(tools));
         gate = new HostGate(new HostCheck(HostCheck.localHost(), FilesystemType.EXT4));
+        setup = new Rehearsal.Setup("node-warm", FilesystemType.EXT4, new Grower(tools));
     }
 
     @Test
@@ -59,7 +61,7 @@ class WarmUpTest {
         List<String> pool = names(dir.resolve("pool"));
         List<LoopAttachment> loops = Loop.list();
 
-        assertThat(WarmUp.run(pools, mounter, gate, state)).as("ran to the end").isTrue();
+        assertThat(WarmUp.run(pools, mounter, gate, state, setup)).as("ran to the end").isTrue();
 
         assertThat(names(state)).isEqualTo(stateFiles);
         assertThat(names(dir.resolve("pool"))).isEqualTo(pool);
@@ -67,9 +69,28 @@ class WarmUpTest {
         assertThat(MountInfo.read()).noneMatch(m -> m.mountPoint().startsWith(dir));
     }
 
+    /**
+     * The rehearsal's scratch pool, as a driver killed in its warm-up leaves it (a volume half made,
+     * the pool's lock, a link to a file outside), is removed before the warm-up begins: the link, never
+     * what it points to.
+     */
+    @Test
+    void removesTheScratchPoolAKilledWarmUpLeftAndNeverFollowsALinkOutOfIt() throws Exception {
+        Path outside = Files.writeString(dir.resolve("outside.txt"), "not the warm-up's");
+        Path leftover = Files.createDirectories(state.resolve(Rehearsal.DIRECTORY).resolve("snapshots"));
+        Files.writeString(leftover.resolveSibling("warm-up-aaaaaaaaaaaaaaaaaaaaaaaaaa.img.part"), "half made");
+        Files.writeString(leftover.resolveSibling(".lock"), "");
+        Files.createSymbolicLink(leftover.resolveSibling("link"), outside);
+
+        assertThat(WarmUp.run(pools, mounter, gate, state, setup)).as("ran to the end").isTrue();
+
+        assertThat(state.resolve(Rehearsal.DIRECTORY)).doesNotExist();
+        assertThat(outside).hasContent("not the warm-up's");
+    }
+
     @Test
     void runsOnItsOwnThreadOnceTheDriverServes() throws Exception {
-        Thread warmUp = WarmUp.start(pools, mounter, gate, state);
+        Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup);
         warmUp.join(60_000);
 
         assertThat(warmUp.isAlive()).isFalse();
@@ -81,7 +102,7 @@ class WarmUpTest {
     void aStateDirectoryItCannotWriteEndsItQuietly() {
         Path gone = dir.resolve("no-such-state");
 
-        assertThat(WarmUp.run(pools, mounter, gate, gone)).isFalse();
+        assertThat(WarmUp.run(pools, mounter, gate, gone, setup)).isFalse();
 
         assertThat(gone).doesNotExist();
     }
