@@ -73,14 +73,16 @@ public final class Driver implements AutoCloseable {
     private final Pools pools;
     private final Metrics metrics;
     private final Optional<MetricsServer> metricsServer;
+    private final Thread warmUp;
 
     private Driver(GrpcServer server, ExecutorService handlers, Pools pools, Metrics metrics,
-            Optional<MetricsServer> metricsServer) {
+            Optional<MetricsServer> metricsServer, Thread warmUp) {
         this.server = server;
         this.handlers = handlers;
         this.pools = pools;
         this.metrics = metrics;
         this.metricsServer = metricsServer;
+        this.warmUp = warmUp;
     }
 
     public static Driver start(Settings settings) throws IOException {
@@ -129,9 +131,9 @@ public final class Driver implements AutoCloseable {
             Optional<MetricsServer> http = settings.metricsAddress().isEmpty() ? Optional.empty()
                     : Optional.of(metrics.serve(settings.metricsAddress().get()));
             // The first lifecycle's read-only paths, run before a request needs them (the JVM's cold code).
-            WarmUp.start(pools, mounter, gate, settings.stateDir(),
+            Thread warmUp = WarmUp.start(pools, mounter, gate, settings.stateDir(),
                     new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), grower));
-            return new Driver(server, handlers, pools, metrics, http);
+            return new Driver(server, handlers, pools, metrics, http, warmUp);
         } catch (IOException | RuntimeException e) {
             if (server != null) {
                 server.close();
@@ -155,6 +157,7 @@ public final class Driver implements AutoCloseable {
         server.shutdown(grace);
         metricsServer.ifPresent(MetricsServer::close); // before the pools close: the gauges read them
         handlers.shutdownNow();
+        WarmUp.stop(warmUp); // what it made in the state directory goes with it
         metrics.close();
         pools.all().forEach(Pool::close);
     }

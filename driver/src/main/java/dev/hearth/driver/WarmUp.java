@@ -55,6 +55,8 @@ final class WarmUp {
      * is up) are answered first, without the warm-up and the compiles it sets off taking the CPU.
      */
     static final Duration DELAY = Duration.ofMillis(300);
+    /** How long {@link #stop} waits for the warm-up to end. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     /** The blank file a stage's probe reads: more than the first and last MiB it reads of a device. */
     private static final long BLANK_BYTES = 4L << 20;
 
@@ -75,6 +77,22 @@ final class WarmUp {
         });
     }
 
+    /**
+     * Ends the warm-up early, if it still runs, and waits until it has removed its scratch files:
+     * a stopped driver leaves nothing of it behind. It stops after the round it is in, a few ms.
+     */
+    static void stop(Thread warmUp) {
+        warmUp.interrupt();
+        try {
+            if (!warmUp.join(STOP_WAIT)) {
+                LOG.warning(() -> "the warm-up did not stop within " + STOP_WAIT + "; its scratch files in the state "
+                        + "directory go at the next start");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Returns whether it ran to the end. */
     static boolean run(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup setup) {
         long started = System.nanoTime();
@@ -89,7 +107,7 @@ final class WarmUp {
             FileOps.fallocate(blank, 0, BLANK_BYTES); // as a file pool makes an image: reads as zeros
             List<Sample<?>> requests = samples();
             rehearsal = Rehearsal.open(stateDir, setup, mounter);
-            for (int round = 0; round < ROUNDS; round++) {
+            for (int round = 0; round < ROUNDS && !Thread.currentThread().isInterrupted(); round++) {
                 rehearsal.round();
                 for (Pool pool : pools.all()) {
                     pool.warmUp();
@@ -100,6 +118,10 @@ final class WarmUp {
                 for (Sample<?> request : requests) {
                     request.handle(gate);
                 }
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                LOG.fine("warm-up stopped: the driver stops");
+                return false;
             }
             LOG.fine(() -> String.format("warm-up done in %.1f ms", (System.nanoTime() - started) / 1e6));
             return true;

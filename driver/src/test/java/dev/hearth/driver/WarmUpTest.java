@@ -98,6 +98,20 @@ class WarmUpTest {
         assertThat(names(state)).noneMatch(name -> name.startsWith(".warm-up"));
     }
 
+    /** A driver that stops while its warm-up runs (the demo, failing at once) leaves nothing of it. */
+    @Test
+    void stoppedWhileItRunsItLeavesNothingBehind() throws Exception {
+        for (long delay : new long[] {0, WarmUp.DELAY.toMillis() + 20, WarmUp.DELAY.toMillis() + 60}) {
+            Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup);
+            Thread.sleep(delay);
+
+            WarmUp.stop(warmUp);
+
+            assertThat(warmUp.isAlive()).isFalse();
+            assertThat(names(state)).as("after %d ms", delay).noneMatch(name -> name.startsWith(".warm-up"));
+        }
+    }
+
     @Test
     void aStateDirectoryItCannotWriteEndsItQuietly() {
         Path gone = dir.resolve("no-such-state");
