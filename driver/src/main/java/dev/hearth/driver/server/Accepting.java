@@ -2,7 +2,7 @@ package dev.hearth.driver.server;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.net.InetSocketAddress;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
@@ -51,8 +51,30 @@ final class Accepting {
         }
     }
 
+    /**
+     * grpc-okhttp asks its factory for an unbound socket and binds it to the builder's address
+     * itself; the factory's other ways to make one are never called.
+     */
+    private abstract static class UnboundSockets extends ServerSocketFactory {
+
+        @Override
+        public ServerSocket createServerSocket(int port) {
+            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port, int backlog) {
+            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
+        }
+
+        @Override
+        public ServerSocket createServerSocket(int port, int backlog, InetAddress address) {
+            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
+        }
+    }
+
     /** TCP listening sockets whose accept retries as above. */
-    static final class TcpFactory extends ServerSocketFactory {
+    static final class TcpFactory extends UnboundSockets {
 
         @Override
         public ServerSocket createServerSocket() throws IOException {
@@ -63,44 +85,14 @@ final class Accepting {
                 }
             };
         }
-
-        @Override
-        public ServerSocket createServerSocket(int port) throws IOException {
-            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
-        }
-
-        @Override
-        public ServerSocket createServerSocket(int port, int backlog) throws IOException {
-            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
-        }
-
-        @Override
-        public ServerSocket createServerSocket(int port, int backlog, java.net.InetAddress address) throws IOException {
-            throw new UnsupportedOperationException("grpc-okhttp binds the unbound socket itself");
-        }
     }
 
     /** Unix listening sockets ({@link UnixServerSocket}). */
-    static final class UnixFactory extends ServerSocketFactory {
+    static final class UnixFactory extends UnboundSockets {
 
         @Override
         public ServerSocket createServerSocket() throws IOException {
             return new UnixServerSocket();
-        }
-
-        @Override
-        public ServerSocket createServerSocket(int port) throws IOException {
-            throw new UnsupportedOperationException("a unix socket has no port");
-        }
-
-        @Override
-        public ServerSocket createServerSocket(int port, int backlog) throws IOException {
-            throw new UnsupportedOperationException("a unix socket has no port");
-        }
-
-        @Override
-        public ServerSocket createServerSocket(int port, int backlog, java.net.InetAddress address) throws IOException {
-            throw new UnsupportedOperationException("a unix socket has no port");
         }
     }
 }

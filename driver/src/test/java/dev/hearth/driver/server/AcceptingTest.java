@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class AcceptingTest {
 
@@ -41,26 +45,28 @@ class AcceptingTest {
     @Test
     void closingTheTcpSocketEndsAWaitingAccept() throws Exception {
         ServerSocket socket = new Accepting.TcpFactory().createServerSocket();
-        socket.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
-        Thread closer = Thread.ofVirtual().start(() -> {
-            try {
-                Thread.sleep(200);
-                socket.close();
-            } catch (InterruptedException | IOException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        socket.bind(new InetSocketAddress("127.0.0.1", 0));
+        Thread closer = closeSoon(socket);
 
         assertThatThrownBy(socket::accept).isInstanceOf(SocketException.class);
         closer.join();
     }
 
     @Test
-    void closingTheUnixSocketEndsAWaitingAccept(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    void closingTheUnixSocketEndsAWaitingAccept(@TempDir Path dir) throws Exception {
         ServerSocket socket = new Accepting.UnixFactory().createServerSocket();
-        socket.bind(java.net.UnixDomainSocketAddress.of(dir.resolve("s")));
+        socket.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
         assertThat(socket.isBound()).isTrue();
-        Thread closer = Thread.ofVirtual().start(() -> {
+        Thread closer = closeSoon(socket);
+
+        assertThatThrownBy(socket::accept).isInstanceOf(IOException.class);
+        assertThat(socket.isClosed()).isTrue();
+        closer.join();
+    }
+
+    /** Closes the socket 200 ms from now, from a thread of its own. */
+    private static Thread closeSoon(ServerSocket socket) {
+        return Thread.ofVirtual().start(() -> {
             try {
                 Thread.sleep(200);
                 socket.close();
@@ -68,9 +74,5 @@ class AcceptingTest {
                 throw new IllegalStateException(e);
             }
         });
-
-        assertThatThrownBy(socket::accept).isInstanceOf(IOException.class);
-        assertThat(socket.isClosed()).isTrue();
-        closer.join();
     }
 }
