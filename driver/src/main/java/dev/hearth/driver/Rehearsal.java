@@ -137,6 +137,11 @@ final class Rehearsal implements AutoCloseable {
         remove(directory);
     }
 
+    /** Removes the scratch pool's directory of the state directory, if there is one (a start that failed). */
+    static void removeLeftovers(Path stateDir) throws IOException {
+        remove(stateDir.resolve(DIRECTORY));
+    }
+
     /** Removes the scratch directory: files and directories only, never what a link points to. */
     private static void remove(Path directory) throws IOException {
         if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {

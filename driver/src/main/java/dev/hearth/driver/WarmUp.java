@@ -102,6 +102,8 @@ final class WarmUp {
         try {
             LibcLinks.linkAll(); // the start linked only what it needed
             // Replaces what a driver killed in its warm-up left.
+            Files.deleteIfExists(record.resolveSibling(record.getFileName() + ".tmp"));
+            Files.deleteIfExists(record);
             Files.deleteIfExists(blank);
             Files.createFile(blank);
             FileOps.fallocate(blank, 0, BLANK_BYTES); // as a file pool makes an image: reads as zeros
@@ -129,17 +131,21 @@ final class WarmUp {
             LOG.log(Level.FINE, "warm-up stopped: " + e, e);
             return false;
         } finally {
-            try {
-                Files.deleteIfExists(blank);
-            } catch (IOException e) {
-                LOG.log(Level.FINE, "warm-up: " + blank + " stays: " + e, e);
-            }
-            if (rehearsal != null) {
+            for (Path scratch : List.of(blank, record)) {
                 try {
-                    rehearsal.close();
-                } catch (IOException | RuntimeException e) {
-                    LOG.log(Level.FINE, "warm-up: its scratch pool stays until the next start: " + e, e);
+                    Files.deleteIfExists(scratch);
+                } catch (IOException e) {
+                    LOG.log(Level.FINE, "warm-up: " + scratch + " stays: " + e, e);
                 }
+            }
+            try {
+                if (rehearsal != null) {
+                    rehearsal.close();
+                } else {
+                    Rehearsal.removeLeftovers(stateDir);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.log(Level.FINE, "warm-up: its scratch pool stays until the next start: " + e, e);
             }
         }
     }

@@ -98,10 +98,14 @@ class WarmUpTest {
         assertThat(names(state)).noneMatch(name -> name.startsWith(".warm-up"));
     }
 
-    /** A driver that stops while its warm-up runs (the demo, failing at once) leaves nothing of it. */
+    /**
+     * A driver that stops while its warm-up runs (the demo, failing at once) leaves nothing of it,
+     * wherever the warm-up is: before it begins, and at moments through its rounds.
+     */
     @Test
     void stoppedWhileItRunsItLeavesNothingBehind() throws Exception {
-        for (long delay : new long[] {0, WarmUp.DELAY.toMillis() + 20, WarmUp.DELAY.toMillis() + 60}) {
+        for (long after : new long[] {0, 10, 30, 50, 70, 100, 150}) {
+            long delay = after == 0 ? 0 : WarmUp.DELAY.toMillis() + after;
             Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup);
             Thread.sleep(delay);
 

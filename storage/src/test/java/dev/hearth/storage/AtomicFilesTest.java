@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -55,5 +56,24 @@ class AtomicFilesTest {
 
         assertThatThrownBy(() -> AtomicFiles.write(target, "x")).isInstanceOf(NoSuchFileException.class);
         assertThat(target).doesNotExist();
+    }
+
+    /** A write cut short, here by an interrupt (which closes the channel), leaves the old file and no temporary one. */
+    @Test
+    void aWriteCutShortLeavesTheOldFileAndNoTemporaryOne(@TempDir Path dir)
+            throws Exception {
+        Path target = dir.resolve("record");
+        AtomicFiles.write(target, "old");
+
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> AtomicFiles.write(target, "new"))
+                    .isInstanceOf(ClosedByInterruptException.class);
+        } finally {
+            Thread.interrupted();
+        }
+
+        assertThat(target).hasContent("old");
+        assertThat(dir.resolve("record.tmp")).doesNotExist();
     }
 }
