@@ -106,8 +106,10 @@ class DemoIT {
     @RequiresTools("mkfs.xfs")
     void aSignalAnywhereStopsTheDemoWhichCleansUpAndExitsAsSignalled(String after, String signal, int exit)
             throws Exception {
-        try (HearthProcess demo = HearthProcess.start(tmp.resolve("logs"), List.of("-Djava.io.tmpdir=" + tmp),
-                "demo")) {
+        // SIGINT at its default disposition, whatever this JVM inherited: a background job of a shell
+        // without job control ignores SIGINT, its children too, and the JVM keeps an ignored SIGINT ignored.
+        try (HearthProcess demo = HearthProcess.start(List.of("env", "--default-signal=INT"), tmp.resolve("logs"),
+                List.of("-Djava.io.tmpdir=" + tmp), "demo")) {
             waitFor(demo, after);
             if (signal.equals("INT")) {
                 demo.interrupt();
