@@ -40,10 +40,14 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.logging.Logger;
 
 /** The one place where hearth is wired together: pools, services, interceptors and the server. */
 public final class Driver implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(Driver.class.getName());
 
     /**
      * Everything a running driver is made from.
@@ -154,7 +158,18 @@ public final class Driver implements AutoCloseable {
 
     /** Stops taking calls, lets running ones finish within {@code grace}, then stops. */
     public void shutdown(Duration grace) {
+        long deadline = System.nanoTime() + grace.toNanos();
         server.shutdown(grace);
+        // The server is done once its connections are: a call whose client hung up (cancelled) may
+        // still be at work. It has what is left of the grace to finish; past that it is interrupted.
+        handlers.shutdown();
+        try {
+            if (!handlers.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                LOG.warning(() -> "calls still at work after the grace of " + grace + ", interrupting them");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         metricsServer.ifPresent(MetricsServer::close); // before the pools close: the gauges read them
         handlers.shutdownNow();
         WarmUp.stop(warmUp); // what it made in the state directory goes with it

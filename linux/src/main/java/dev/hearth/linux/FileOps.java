@@ -56,6 +56,21 @@ public final class FileOps {
         }
     }
 
+    /**
+     * Makes the file, or the directory's entries (renames, deletions), durable: {@code fsync}.
+     * Unlike {@code FileChannel.force} an interrupt of the calling thread does not abort it: a
+     * record the driver commits is committed whole even by a call that the driver's stop cuts short.
+     */
+    public static void sync(Path fileOrDirectory) throws LinuxException {
+        try (Arena arena = Arena.ofConfined();
+             Fd fd = Fd.open(arena, fileOrDirectory, Libc.O_RDONLY)) {
+            int rc = Libc.fsync(arena, fd.value());
+            if (rc < 0) {
+                throw new LinuxException("fsync", fileOrDirectory.toString(), -rc);
+            }
+        }
+    }
+
     /** Bytes of storage the file occupies ({@code st_blocks * 512}); less than its size when sparse. */
     public static long allocatedBytes(Path file) throws LinuxException {
         try (Arena arena = Arena.ofConfined()) {

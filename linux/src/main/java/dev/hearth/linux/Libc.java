@@ -92,6 +92,10 @@ final class Libc {
                 CAPTURE_ERRNO);
     }
 
+    private static final class Fsync {
+        static final MethodHandle HANDLE = function("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT), CAPTURE_ERRNO);
+    }
+
     private static final class Umask {
         static final MethodHandle HANDLE = function("umask", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     }
@@ -127,7 +131,7 @@ final class Libc {
      */
     static int linkAll() {
         List<Object> handles = List.of(Open.HANDLE, Close.HANDLE, IoctlPointer.HANDLE, IoctlLong.HANDLE, Mount.HANDLE,
-                Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE, Lseek.HANDLE, Umask.HANDLE,
+                Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE, Lseek.HANDLE, Fsync.HANDLE, Umask.HANDLE,
                 Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE);
         return handles.size();
     }
@@ -235,6 +239,19 @@ final class Libc {
         try {
             long rc = (long) Lseek.HANDLE.invokeExact(state, fd, offset, whence);
             return rc == -1 ? -(int) ERRNO.get(state, 0L) : rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static int fsync(Arena arena, int fd) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        try {
+            int rc;
+            do {
+                rc = result((int) Fsync.HANDLE.invokeExact(state, fd), state);
+            } while (rc == -Errno.EINTR);
+            return rc;
         } catch (Throwable t) {
             throw unexpected(t);
         }

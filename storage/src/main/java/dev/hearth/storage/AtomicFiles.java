@@ -1,15 +1,17 @@
 package dev.hearth.storage;
 
+import dev.hearth.linux.FileOps;
+import java.io.FileOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 
-/** Writes that are either wholly there or not at all, even across a crash or power loss. */
+/**
+ * Writes that are either wholly there or not at all, even across a crash or power loss, and
+ * whether or not the writing thread is interrupted.
+ */
 public final class AtomicFiles {
 
     private AtomicFiles() {}
@@ -18,13 +20,13 @@ public final class AtomicFiles {
     public static void write(Path target, String content) throws IOException {
         Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try {
-            try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer bytes = ByteBuffer.wrap(content.getBytes(StandardCharsets.UTF_8));
-                while (bytes.hasRemaining()) {
-                    channel.write(bytes);
-                }
-                channel.force(true);
+            // A stream, not a FileChannel: an interrupt of the thread (a call cut short by the driver's
+            // stop) must not abort a commit that takes microseconds; a channel would close and throw.
+            // Created first through NIO for its precise exceptions (NoSuchFileException, ...).
+            Files.newOutputStream(tmp).close();
+            try (FileOutputStream out = new FileOutputStream(tmp.toFile())) {
+                out.write(content.getBytes(StandardCharsets.UTF_8));
+                out.getFD().sync();
             }
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException | RuntimeException e) {
@@ -39,10 +41,8 @@ public final class AtomicFiles {
         syncDirectory(target.getParent());
     }
 
-    /** Makes renames and deletions in a directory durable. */
+    /** Makes renames and deletions in a directory durable, whether or not the thread is interrupted. */
     public static void syncDirectory(Path directory) throws IOException {
-        try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
-            channel.force(true);
-        }
+        FileOps.sync(directory);
     }
 }

@@ -10,6 +10,9 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
@@ -42,6 +45,17 @@ public final class ErrorMapping implements ServerInterceptor {
 
     /** What the client sees for the throwable; the throwable rides along as the status' cause. */
     public static Status toStatus(Throwable failure) {
+        if (failure instanceof StorageException.Failed || !(failure instanceof StorageException
+                || failure instanceof StatusException || failure instanceof StatusRuntimeException)) {
+            if (cutShortByInterrupt(failure)) {
+                // The driver stops and interrupted the call past its grace: nothing is wrong that the
+                // caller's retry (on this driver's successor) would not do again, as after any ABORTED.
+                String message = Objects.requireNonNullElse(failure.getMessage(), "the call");
+                return bounded(Status.ABORTED.withDescription(
+                        (message.endsWith(": null") ? message.substring(0, message.length() - 6) : message)
+                                + ": cut short, the driver is stopping; retry").withCause(failure));
+            }
+        }
         return bounded(switch (failure) {
             case StatusRuntimeException e -> e.getStatus();
             case StatusException e -> e.getStatus();
@@ -55,12 +69,28 @@ public final class ErrorMapping implements ServerInterceptor {
                 case StorageException.Precondition _ -> Status.FAILED_PRECONDITION;
                 case StorageException.Busy _ -> Status.ABORTED;
                 case StorageException.UnknownToken _ -> Status.ABORTED;
-                // Cut short by a stopping driver: the caller retries, as after any ABORTED.
-                case StorageException.Failed f when f.interrupted() -> Status.ABORTED;
                 case StorageException.Failed _ -> Status.INTERNAL;
             });
             default -> explained(failure, Status.INTERNAL);
         });
+    }
+
+    /**
+     * Whether the failure comes from an interrupt of the handler's thread: a tool killed for it
+     * ({@code Failed.interrupted}), or an interruptible channel closed by it.
+     */
+    static boolean cutShortByInterrupt(Throwable failure) {
+        if (failure instanceof StorageException.Failed f && f.interrupted()) {
+            return true;
+        }
+        Throwable t = failure;
+        for (int depth = 0; t != null && depth < 16; depth++, t = t.getCause()) {
+            if (t instanceof ClosedByInterruptException || t instanceof InterruptedException
+                    || (t instanceof InterruptedIOException && !(t instanceof SocketTimeoutException))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The status with its description cut to {@link #MAX_DESCRIPTION_BYTES} on the wire, if it is longer. */

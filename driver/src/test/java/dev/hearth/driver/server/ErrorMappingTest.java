@@ -16,7 +16,9 @@ import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -83,6 +85,34 @@ class ErrorMappingTest {
         Status status = ErrorMapping.toStatus(thrown.get());
         assertThat(status.getCode()).isEqualTo(Status.Code.ABORTED);
         assertThat(status.getDescription()).contains("sleep 30 was killed because the caller was interrupted");
+    }
+
+    /**
+     * A handler's file write that an interrupt cut short (an interruptible channel closes and throws
+     * a ClosedByInterruptException, whose message is null) is ABORTED too, and says so in words.
+     */
+    @Test
+    void aChannelClosedByAnInterruptIsAbortedAndSaysWhy(@TempDir Path dir) throws Exception {
+        Throwable failure;
+        Thread.currentThread().interrupt();
+        try (FileChannel channel = FileChannel.open(dir.resolve("f"), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE)) {
+            channel.force(true);
+            throw new AssertionError("an interrupted thread's force() throws");
+        } catch (IOException e) {
+            failure = new StorageException.Failed("expanding volume v1 to 2048 bytes: " + e.getMessage(), e);
+        } finally {
+            Thread.interrupted();
+        }
+
+        Status status = ErrorMapping.toStatus(failure);
+
+        assertThat(status.getCode()).isEqualTo(Status.Code.ABORTED);
+        assertThat(status.getDescription())
+                .isEqualTo("expanding volume v1 to 2048 bytes: cut short, the driver is stopping; retry");
+        assertThat(ErrorMapping.toStatus(new StorageException.Failed("reading: timed out",
+                new java.net.SocketTimeoutException("read timed out"))).getCode())
+                .as("a timeout is no interrupt").isEqualTo(Status.Code.INTERNAL);
     }
 
     static Stream<Arguments> storageFailuresOverEachTransport() {
