@@ -43,7 +43,8 @@ import java.util.logging.Logger;
  * field names, the ID a create minted (from its response), the code and the duration, plus {@code
  * error="..."} when it failed. OK is logged at INFO, a failure at WARNING, INTERNAL and UNKNOWN (a
  * bug or a failure of the node, not of the request) at SEVERE with the cause's stack trace in the
- * same record, unless a tool's refusal explains it all. At FINE also each request, with its secrets stripped. Outermost interceptor, so it
+ * same record, unless a tool's refusal explains it all. A call cancelled before its request was
+ * complete did nothing, and is logged at FINE. At FINE also each request, with its secrets stripped. Outermost interceptor, so it
  * sees the status the client gets, and the cause {@link ErrorMapping} kept in it.
  */
 public final class RequestLogging implements ServerInterceptor {
@@ -83,8 +84,21 @@ public final class RequestLogging implements ServerInterceptor {
             }
 
             @Override
+            public void onHalfClose() {
+                rpc.handled = true; // a unary call's handler runs in this callback
+                super.onHalfClose();
+            }
+
+            @Override
             public void onCancel() {
-                rpc.finish(Status.CANCELLED.withDescription("cancelled by the client"));
+                if (rpc.handled) {
+                    rpc.finish(Status.CANCELLED.withDescription("cancelled by the client"));
+                } else {
+                    // Nothing ran: a client that opens and resets streams by the thousand (HTTP/2
+                    // rapid reset) would otherwise write a warning for each.
+                    rpc.finish(Status.CANCELLED.withDescription("cancelled by the client before its request was "
+                            + "complete; nothing was done"), Level.FINE);
+                }
                 super.onCancel();
             }
         };
@@ -173,6 +187,8 @@ public final class RequestLogging implements ServerInterceptor {
         private final AtomicBoolean finished = new AtomicBoolean();
         private volatile String ids = "";
         private volatile String minted = "";
+        /** Whether the request was complete and its handler ran (or was about to). */
+        private volatile boolean handled;
 
         Rpc(String method, long started) {
             this.method = method;
@@ -180,6 +196,10 @@ public final class RequestLogging implements ServerInterceptor {
         }
 
         void finish(Status status) {
+            finish(status, levelOf(status.getCode()));
+        }
+
+        void finish(Status status, Level level) {
             if (finished.getAndSet(true)) {
                 return;
             }
@@ -190,7 +210,6 @@ public final class RequestLogging implements ServerInterceptor {
             if (!status.isOk()) {
                 line.append(" error=").append(LogFormat.quoted(description(status)));
             }
-            Level level = levelOf(status.getCode());
             LOG.log(level, line.toString(), level == Level.SEVERE ? stackWorthy(status.getCause()) : null);
         }
 

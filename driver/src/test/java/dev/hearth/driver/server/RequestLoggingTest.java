@@ -14,8 +14,12 @@ import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.GetPluginInfoRequest;
+import dev.hearth.csi.v1.GetPluginInfoResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.driver.server.TestServer.Transport;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -112,6 +116,36 @@ class RequestLoggingTest {
                 .contains("name: \"pvc-1\"", "hearth.dev/pool", "secrets: \"***stripped***\"")
                 .doesNotContain("hunter2", "password");
         assertThat(log.messages()).noneMatch(m -> m.contains("hunter2"));
+    }
+
+    /**
+     * A call reset before its request was complete (the handler never ran) is logged at FINE, not
+     * as a warning: a client resetting streams by the thousand (HTTP/2 rapid reset) must not flood
+     * the log. Here the request's message is sent, its end is not, and the call is cancelled.
+     */
+    @Test
+    void aCallResetBeforeItsRequestWasCompleteIsLoggedAtFineOnly() throws Exception {
+        serve(Transport.UNIX);
+        ClientCall<GetPluginInfoRequest, GetPluginInfoResponse> call = server.channel()
+                .newCall(IdentityGrpc.getGetPluginInfoMethod(), CallOptions.DEFAULT);
+        call.start(new ClientCall.Listener<GetPluginInfoResponse>() {}, new Metadata());
+        call.sendMessage(GetPluginInfoRequest.getDefaultInstance());
+        call.request(1);
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (log.messages(Level.FINE).stream().noneMatch(m -> m.startsWith("method=GetPluginInfo request="))) {
+            assertThat(System.nanoTime()).as("the server has the request").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+        call.cancel("reset", null);
+
+        while (log.messages(Level.FINE).stream().noneMatch(m -> m.startsWith("method=GetPluginInfo code=CANCELLED"))) {
+            assertThat(System.nanoTime()).as("the cancel's line at FINE").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+        assertThat(log.messages(Level.FINE)).anySatisfy(m -> assertThat(m).matches(
+                "method=GetPluginInfo code=CANCELLED" + DURATION + " error=\"cancelled by the client before its "
+                        + "request was complete; nothing was done\""));
+        assertThat(lines()).as("nothing at INFO or above").isEmpty();
     }
 
     @Test
