@@ -69,17 +69,15 @@ final class Rehearsal implements AutoCloseable {
 
     /** Opens the scratch pool, after removing what a killed warm-up left of it. */
     static Rehearsal open(Path stateDir, Setup setup, Mounter mounter) throws IOException {
-        String nodeId = setup.nodeId();
-        FilesystemType type = setup.type();
-        Grower grower = setup.grower();
         Path directory = stateDir.resolve(DIRECTORY);
         remove(directory);
         FilePool pool = FilePool.open(new FilePoolConfig("warm-up", directory, 4 * VOLUME_BYTES,
                 FilePoolConfig.Reserve.NONE, Provisioning.THICK, true, VOLUME_BYTES));
         try {
             Pools pools = new Pools(List.of(pool), "warm-up");
-            return new Rehearsal(directory, pool, new ControllerService(pools, nodeId, type),
-                    new NodeService(nodeId, 1, pools, mounter, grower, directory.resolve("ephemeral")), type);
+            return new Rehearsal(directory, pool, new ControllerService(pools, setup.nodeId(), setup.type()),
+                    new NodeService(setup.nodeId(), 1, pools, mounter, setup.grower(), directory.resolve("ephemeral")),
+                    setup.type());
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -96,11 +94,14 @@ final class Rehearsal implements AutoCloseable {
                 .putParameters("csi.storage.k8s.io/pvc/namespace", "default")
                 .build(), observer));
         String id = created.getVolume().getVolumeId();
-        Rehearsal.<NodeUnpublishVolumeResponse>call(observer -> node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(directory.resolve("target").toString()).build(), observer));
-        Rehearsal.<NodeUnstageVolumeResponse>call(observer -> node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(directory.resolve("staging").toString()).build(), observer));
-        Rehearsal.<DeleteVolumeResponse>call(observer -> controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build(), observer));
+        Rehearsal.<NodeUnpublishVolumeResponse>call(observer -> node.nodeUnpublishVolume(
+                NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                        .setTargetPath(directory.resolve("target").toString()).build(), observer));
+        Rehearsal.<NodeUnstageVolumeResponse>call(observer -> node.nodeUnstageVolume(
+                NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                        .setStagingTargetPath(directory.resolve("staging").toString()).build(), observer));
+        Rehearsal.<DeleteVolumeResponse>call(observer -> controller.deleteVolume(
+                DeleteVolumeRequest.newBuilder().setVolumeId(id).build(), observer));
     }
 
     private interface Call<R> {

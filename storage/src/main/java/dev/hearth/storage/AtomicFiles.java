@@ -1,6 +1,7 @@
 package dev.hearth.storage;
 
 import dev.hearth.linux.FileOps;
+import java.io.FileNotFoundException;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,15 +23,13 @@ public final class AtomicFiles {
         try {
             // A stream, not a FileChannel: an interrupt of the thread (a call cut short by the driver's
             // stop) must not abort a commit that takes microseconds; a channel would close and throw.
-            // Created first through NIO for its precise exceptions (NoSuchFileException, ...).
-            Files.newOutputStream(tmp).close();
-            try (FileOutputStream out = new FileOutputStream(tmp.toFile())) {
+            try (FileOutputStream out = open(tmp)) {
                 out.write(content.getBytes(StandardCharsets.UTF_8));
                 out.getFD().sync();
             }
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException | RuntimeException e) {
-            // A write cut short (an interrupt closes the channel, a full disk) leaves no temporary file.
+            // A write cut short (a full disk, a rename refused) leaves no temporary file.
             try {
                 Files.deleteIfExists(tmp);
             } catch (IOException cleanup) {
@@ -39,6 +38,20 @@ public final class AtomicFiles {
             throw e;
         }
         syncDirectory(target.getParent());
+    }
+
+    /**
+     * Opens the file for writing, created or truncated. A refusal is thrown as NIO's precise
+     * exception (NoSuchFileException, AccessDeniedException, ...), which only the failing case
+     * pays a second open for: a FileOutputStream says only FileNotFoundException.
+     */
+    private static FileOutputStream open(Path file) throws IOException {
+        try {
+            return new FileOutputStream(file.toFile());
+        } catch (FileNotFoundException e) {
+            Files.newOutputStream(file).close();
+            throw e;
+        }
     }
 
     /** Makes renames and deletions in a directory durable, whether or not the thread is interrupted. */

@@ -45,20 +45,10 @@ public final class ErrorMapping implements ServerInterceptor {
 
     /** What the client sees for the throwable; the throwable rides along as the status' cause. */
     public static Status toStatus(Throwable failure) {
-        if (failure instanceof StorageException.Failed || !(failure instanceof StorageException
-                || failure instanceof StatusException || failure instanceof StatusRuntimeException)) {
-            if (cutShortByInterrupt(failure)) {
-                // The driver stops and interrupted the call past its grace: nothing is wrong that the
-                // caller's retry (on this driver's successor) would not do again, as after any ABORTED.
-                String message = Objects.requireNonNullElse(failure.getMessage(), "the call");
-                return bounded(Status.ABORTED.withDescription(
-                        (message.endsWith(": null") ? message.substring(0, message.length() - 6) : message)
-                                + ": cut short, the driver is stopping; retry").withCause(failure));
-            }
-        }
         return bounded(switch (failure) {
             case StatusRuntimeException e -> e.getStatus();
             case StatusException e -> e.getStatus();
+            case StorageException.Failed f when cutShortByInterrupt(f) -> cutShort(f);
             // No default: adding a StorageException kind breaks this switch until it is mapped.
             case StorageException e -> explained(e, switch (e) {
                 case StorageException.NotFound _ -> Status.NOT_FOUND;
@@ -71,8 +61,21 @@ public final class ErrorMapping implements ServerInterceptor {
                 case StorageException.UnknownToken _ -> Status.ABORTED;
                 case StorageException.Failed _ -> Status.INTERNAL;
             });
+            case Throwable t when cutShortByInterrupt(t) -> cutShort(t);
             default -> explained(failure, Status.INTERNAL);
         });
+    }
+
+    /**
+     * ABORTED for a call the driver's stop interrupted past its grace: nothing is wrong that the
+     * caller's retry (on this driver's successor) would not do again. A cause without a message
+     * leaves ": null" at the end of the failure's; that part goes.
+     */
+    private static Status cutShort(Throwable failure) {
+        String message = Objects.requireNonNullElse(failure.getMessage(), "the call");
+        return Status.ABORTED.withDescription((message.endsWith(": null")
+                ? message.substring(0, message.length() - ": null".length()) : message)
+                + ": cut short, the driver is stopping; retry").withCause(failure);
     }
 
     /**
