@@ -3,6 +3,7 @@ package dev.hearth.linux;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -14,6 +15,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * The raw libc calls, each returning what the syscall would: a non-negative result or
@@ -113,6 +115,68 @@ final class Libc {
         static final Optional<MethodHandle> HANDLE = optionalFunction("strerrordesc_np");
     }
 
+    // Starting a child (ChildProcess): posix_spawn and what it needs. glibc's posix_spawn clones with
+    // CLONE_VM|CLONE_VFORK and execs the program itself, without the JDK's helper process in between.
+    private static final class Spawn {
+        static final MethodHandle HANDLE = function("posix_spawn",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle ACTIONS_INIT = function("posix_spawn_file_actions_init",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle ACTIONS_DESTROY = function("posix_spawn_file_actions_destroy",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle ADD_OPEN = function("posix_spawn_file_actions_addopen",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        static final MethodHandle ADD_DUP2 = function("posix_spawn_file_actions_adddup2",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        static final MethodHandle ADD_CHDIR = function("posix_spawn_file_actions_addchdir_np",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle ADD_CLOSEFROM = function("posix_spawn_file_actions_addclosefrom_np",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        static final MethodHandle ATTR_INIT = function("posix_spawnattr_init",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle ATTR_DESTROY = function("posix_spawnattr_destroy",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle SET_FLAGS = function("posix_spawnattr_setflags",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_SHORT));
+        static final MethodHandle SET_SIGMASK = function("posix_spawnattr_setsigmask",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle SET_SIGDEFAULT = function("posix_spawnattr_setsigdefault",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle SIGEMPTYSET = function("sigemptyset", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle SIGFILLSET = function("sigfillset", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    private static final class Pipe2 {
+        static final MethodHandle HANDLE = function("pipe2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
+                CAPTURE_ERRNO);
+    }
+
+    private static final class Read {
+        static final MethodHandle HANDLE = function("read",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), CAPTURE_ERRNO);
+    }
+
+    private static final class Poll {
+        static final MethodHandle HANDLE = function("poll",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), CAPTURE_ERRNO);
+    }
+
+    private static final class Waitpid {
+        static final MethodHandle HANDLE = function("waitpid",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
+    }
+
+    private static final class Kill {
+        static final MethodHandle HANDLE = function("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
+                CAPTURE_ERRNO);
+    }
+
+    /** glibc 2.34 and later: what {@link #spawn} needs beyond POSIX (closing every other descriptor in the child). */
+    private static final class SpawnSupport {
+        static final boolean PRESENT = Stream.of("posix_spawn_file_actions_addclosefrom_np",
+                "posix_spawn_file_actions_addchdir_np").allMatch(name -> LINKER.defaultLookup().find(name).isPresent());
+    }
+
     private Libc() {}
 
     /** strerrorname_np, where this libc has it. */
@@ -130,9 +194,13 @@ final class Libc {
      * linking only looks the symbol up and makes the stub.
      */
     static int linkAll() {
-        List<Object> handles = List.of(Open.HANDLE, Close.HANDLE, IoctlPointer.HANDLE, IoctlLong.HANDLE, Mount.HANDLE,
-                Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE, Lseek.HANDLE, Fsync.HANDLE, Umask.HANDLE,
-                Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE);
+        List<Object> handles = new java.util.ArrayList<>(List.of(Open.HANDLE, Close.HANDLE, IoctlPointer.HANDLE,
+                IoctlLong.HANDLE, Mount.HANDLE, Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE,
+                Lseek.HANDLE, Fsync.HANDLE, Umask.HANDLE,
+                Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE, Pipe2.HANDLE, Read.HANDLE, Poll.HANDLE,
+                Waitpid.HANDLE, Kill.HANDLE));
+        // Linking posix_spawn's holder links all its functions, which a libc before 2.34 lacks in part.
+        handles.add(SpawnSupport.PRESENT ? Spawn.HANDLE : "posix_spawn: not used with this libc");
         return handles.size();
     }
 
@@ -271,6 +339,148 @@ final class Libc {
         } catch (Throwable t) {
             throw unexpected(t);
         }
+    }
+
+    /** Whether this libc has all that {@link #spawn} calls (glibc 2.34 and later). */
+    static boolean spawnSupported() {
+        return SpawnSupport.PRESENT;
+    }
+
+    private static final int POSIX_SPAWN_SETSIGDEF = 0x04;
+    private static final int POSIX_SPAWN_SETSIGMASK = 0x08;
+    /** Larger than glibc's posix_spawn_file_actions_t (80 bytes), posix_spawnattr_t (336) and sigset_t (128). */
+    private static final long SPAWN_STRUCT_BYTES = 1024;
+
+    /**
+     * Starts {@code path} with {@code argv} and {@code env}: stdin from /dev/null, stdout and stderr
+     * onto the given descriptors, the working directory /, every other descriptor closed, every
+     * signal at its default disposition and none blocked.
+     *
+     * @return the child's pid, or {@code -errno} (ENOENT, EACCES, ...: the exec failed)
+     */
+    static int spawn(Arena arena, String path, List<String> argv, List<String> env, int stdout, int stderr) {
+        MemorySegment actions = arena.allocate(SPAWN_STRUCT_BYTES, 16);
+        MemorySegment attributes = arena.allocate(SPAWN_STRUCT_BYTES, 16);
+        MemorySegment signals = arena.allocate(SPAWN_STRUCT_BYTES, 16);
+        MemorySegment pid = arena.allocate(JAVA_INT);
+        try {
+            int rc = (int) Spawn.ACTIONS_INIT.invokeExact(actions);
+            if (rc != 0) {
+                return -rc;
+            }
+            try {
+                rc = (int) Spawn.ATTR_INIT.invokeExact(attributes);
+                if (rc != 0) {
+                    return -rc;
+                }
+                try {
+                    rc = firstError(
+                            (int) Spawn.ADD_OPEN.invokeExact(actions, 0, cString(arena, "/dev/null"), O_RDONLY, 0),
+                            (int) Spawn.ADD_DUP2.invokeExact(actions, stdout, 1),
+                            (int) Spawn.ADD_DUP2.invokeExact(actions, stderr, 2),
+                            (int) Spawn.ADD_CLOSEFROM.invokeExact(actions, 3),
+                            (int) Spawn.ADD_CHDIR.invokeExact(actions, cString(arena, "/")),
+                            (int) Spawn.SIGFILLSET.invokeExact(signals) == 0 ? 0 : Errno.EINVAL,
+                            (int) Spawn.SET_SIGDEFAULT.invokeExact(attributes, signals),
+                            (int) Spawn.SIGEMPTYSET.invokeExact(signals) == 0 ? 0 : Errno.EINVAL,
+                            (int) Spawn.SET_SIGMASK.invokeExact(attributes, signals),
+                            (int) Spawn.SET_FLAGS.invokeExact(attributes,
+                                    (short) (POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)));
+                    if (rc != 0) {
+                        return -rc;
+                    }
+                    rc = (int) Spawn.HANDLE.invokeExact(pid, cString(arena, path), actions, attributes,
+                            cStrings(arena, argv), cStrings(arena, env));
+                    return rc != 0 ? -rc : pid.get(JAVA_INT, 0);
+                } finally {
+                    int ignored = (int) Spawn.ATTR_DESTROY.invokeExact(attributes);
+                }
+            } finally {
+                int ignored = (int) Spawn.ACTIONS_DESTROY.invokeExact(actions);
+            }
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    private static int firstError(int... codes) {
+        for (int code : codes) {
+            if (code != 0) {
+                return code;
+            }
+        }
+        return 0;
+    }
+
+    /** A NULL-terminated array of C strings. */
+    private static MemorySegment cStrings(Arena arena, List<String> strings) {
+        MemorySegment array = arena.allocate(ADDRESS, strings.size() + 1L);
+        for (int i = 0; i < strings.size(); i++) {
+            array.setAtIndex(ADDRESS, i, cString(arena, strings.get(i)));
+        }
+        array.setAtIndex(ADDRESS, strings.size(), MemorySegment.NULL);
+        return array;
+    }
+
+    /** pipe2 into {@code fds} (two ints: read end, write end). */
+    static int pipe2(Arena arena, MemorySegment fds, int flags) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        try {
+            return result((int) Pipe2.HANDLE.invokeExact(state, fds, flags), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** @return the bytes read, 0 at end of file, or {@code -errno} */
+    static long read(MemorySegment state, int fd, MemorySegment buffer) {
+        try {
+            long rc;
+            do {
+                rc = (long) Read.HANDLE.invokeExact(state, fd, buffer, buffer.byteSize());
+                rc = rc == -1 ? -(int) ERRNO.get(state, 0L) : rc;
+            } while (rc == -Errno.EINTR);
+            return rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** poll; an interrupted poll counts as one that found nothing ready. */
+    static int poll(MemorySegment state, MemorySegment fds, int count, int timeoutMillis) {
+        try {
+            int rc = result((int) Poll.HANDLE.invokeExact(state, fds, (long) count, timeoutMillis), state);
+            return rc == -Errno.EINTR ? 0 : rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** waitpid into {@code status}: the pid, 0 (WNOHANG, still running) or {@code -errno}. */
+    static int waitpid(MemorySegment state, int pid, MemorySegment status, int options) {
+        try {
+            int rc;
+            do {
+                rc = result((int) Waitpid.HANDLE.invokeExact(state, pid, status, options), state);
+            } while (rc == -Errno.EINTR);
+            return rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static int kill(Arena arena, int pid, int signal) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        try {
+            return result((int) Kill.HANDLE.invokeExact(state, pid, signal), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** A slot for a call's errno, for calls made many times on one arena. */
+    static MemorySegment callState(Arena arena) {
+        return arena.allocate(CALL_STATE);
     }
 
     /** NUL-terminated UTF-8, or NULL for null. An embedded NUL would silently cut the string short. */

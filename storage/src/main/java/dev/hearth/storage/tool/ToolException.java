@@ -55,6 +55,12 @@ public final class ToolException extends RuntimeException {
                 render(command) + ": could not start: " + cause.getMessage(), null, "", "", cause);
     }
 
+    /** Its output or its exit could not be read (poll or waitpid failed); it has been killed. */
+    static ToolException lost(List<String> command, Throwable cause) {
+        return new ToolException(Reason.START_FAILED, command,
+                render(command) + ": lost track of it while it ran: " + cause.getMessage(), null, "", "", cause);
+    }
+
     static ToolException timedOut(List<String> command, Duration timeout, String stderr) {
         String tail = stderr.isBlank() ? "" : ": " + cap(stderr.strip());
         return new ToolException(Reason.TIMED_OUT, command,

@@ -1,5 +1,7 @@
 package dev.hearth.storage.tool;
 
+import dev.hearth.linux.ChildProcess;
+import dev.hearth.linux.LinuxException;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -9,9 +11,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The one way hearth runs external programs (mkfs, blkid, ...). Arguments are passed as a list,
@@ -28,7 +32,14 @@ public final class ToolRunner {
     // How long to wait for a killed process to be reaped before giving up on it.
     private static final Duration REAP_GRACE = Duration.ofSeconds(5);
 
+    /** The child's whole environment: the fixed PATH, and the C locale so that its output parses alike everywhere. */
+    private static final List<String> ENVIRONMENT = List.of("PATH=" + String.join(":", SEARCH_PATH), "LC_ALL=C");
+
+    // The longest a wait for a spawned tool blocks before it looks at the deadline and the interrupt flag.
+    private static final Duration SLICE = Duration.ofMillis(50);
+
     private final int outputLimit;
+    private final boolean spawn;
 
     public ToolRunner() {
         this(DEFAULT_OUTPUT_LIMIT);
@@ -36,10 +47,16 @@ public final class ToolRunner {
 
     /** {@code outputLimitBytes} bounds what is kept of each of stdout and stderr. */
     public ToolRunner(int outputLimitBytes) {
+        this(outputLimitBytes, ChildProcess.supported());
+    }
+
+    /** {@code spawn}: through {@link ChildProcess} (where the libc allows), or else {@link ProcessBuilder}. */
+    ToolRunner(int outputLimitBytes, boolean spawn) {
         if (outputLimitBytes <= 0) {
             throw new IllegalArgumentException("output limit must be positive: " + outputLimitBytes);
         }
         this.outputLimit = outputLimitBytes;
+        this.spawn = spawn && ChildProcess.supported();
     }
 
     /** Runs the tool and throws {@link ToolException} unless it exits 0. */
@@ -65,33 +82,110 @@ public final class ToolRunner {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        List<String> resolved = new ArrayList<>(command);
-        resolved.set(0, resolve(command).toString());
+        String executable = resolve(command).toString();
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        Captured out = new Captured(outputLimit);
+        Captured err = new Captured(outputLimit);
+        int exitCode = spawn
+                ? runSpawned(command, executable, timeout, deadline, out, err)
+                : runBuilt(command, executable, timeout, deadline, out, err);
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+        if (out.overflowed()) {
+            throw ToolException.outputTooLarge(command, exitCode, outputLimit, err.text());
+        }
+        return new ToolResult(exitCode, out.text(), err.text(), elapsed);
+    }
 
+    /**
+     * posix_spawn ({@link ChildProcess}): the tool is exec'd straight from the JVM, and this thread
+     * reads its output and reaps it. The wait runs in slices so that an interrupt is seen within one.
+     */
+    private static int runSpawned(List<String> command, String executable, Duration timeout, long deadline,
+            Captured out, Captured err) {
+        List<String> argv = new ArrayList<>(command);
+        argv.set(0, executable);
+        ChildProcess child;
+        try {
+            child = ChildProcess.start(executable, argv, ENVIRONMENT);
+        } catch (LinuxException e) {
+            throw ToolException.startFailed(command, e);
+        }
+        try (child) {
+            try {
+                // Draining the output shares the deadline: a tool that exits while a background
+                // child still holds its pipes must not hang the caller.
+                while (child.readOutput(slice(deadline), out, err)) {
+                    checkStillWanted(command, child, timeout, deadline, err);
+                }
+                long pause = 20_000;
+                OptionalInt status;
+                while ((status = child.exitStatus()).isEmpty()) {
+                    checkStillWanted(command, child, timeout, deadline, err);
+                    LockSupport.parkNanos(pause); // its pipes are closed: it is exiting, or has daemonized
+                    pause = Math.min(pause * 2, SLICE.toNanos());
+                }
+                return status.getAsInt();
+            } catch (LinuxException e) {
+                killTree(child);
+                throw ToolException.lost(command, e);
+            }
+        }
+    }
+
+    /** Throws, with the child and all it started killed, once the deadline passed or the caller was interrupted. */
+    private static void checkStillWanted(List<String> command, ChildProcess child, Duration timeout, long deadline,
+            Captured err) {
+        if (Thread.interrupted()) {
+            killTree(child);
+            Thread.currentThread().interrupt();
+            throw ToolException.interrupted(command, new InterruptedException("interrupted while " + command.getFirst()
+                    + " ran"));
+        }
+        if (System.nanoTime() - deadline >= 0) {
+            killTree(child);
+            throw ToolException.timedOut(command, timeout, err.text());
+        }
+    }
+
+    /** How long one wait for output may block: the time left, at most {@link #SLICE}. */
+    private static int slice(long deadline) {
+        long left = deadline - System.nanoTime();
+        return (int) Math.max(0, Math.min(SLICE.toMillis(), TimeUnit.NANOSECONDS.toMillis(left) + 1));
+    }
+
+    private static void killTree(ChildProcess child) {
+        List<ProcessHandle> descendants = ProcessHandle.of(child.pid()).map(h -> h.descendants().toList())
+                .orElse(List.of());
+        child.killAndReap(REAP_GRACE.toMillis());
+        killAll(descendants, System.nanoTime() + REAP_GRACE.toNanos());
+    }
+
+    /** {@link ProcessBuilder}, where this libc cannot spawn as {@link ChildProcess} does (before glibc 2.34). */
+    private int runBuilt(List<String> command, String executable, Duration timeout, long deadline, Captured out,
+            Captured err) {
+        List<String> resolved = new ArrayList<>(command);
+        resolved.set(0, executable);
         ProcessBuilder builder = new ProcessBuilder(resolved)
                 .directory(new File("/"))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         Map<String, String> env = builder.environment();
         env.clear();
-        env.put("PATH", String.join(":", SEARCH_PATH));
-        env.put("LC_ALL", "C");
-
-        long start = System.nanoTime();
-        long deadline = start + timeout.toNanos();
+        for (String entry : ENVIRONMENT) {
+            env.put(entry.substring(0, entry.indexOf('=')), entry.substring(entry.indexOf('=') + 1));
+        }
         Process process;
         try {
             process = builder.start();
         } catch (IOException e) {
             throw ToolException.startFailed(command, e);
         }
-        StreamCollector out = StreamCollector.start(process.getInputStream(), outputLimit, "stdout");
-        StreamCollector err = StreamCollector.start(process.getErrorStream(), outputLimit, "stderr");
+        StreamCollector outDone = StreamCollector.start(process.getInputStream(), out, "stdout");
+        StreamCollector errDone = StreamCollector.start(process.getErrorStream(), err, "stderr");
         try {
-            // Draining the output shares the deadline: a tool that exits while a background child
-            // still holds its pipes must not hang the caller.
             boolean finished = process.waitFor(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)
-                    && out.await(deadline - System.nanoTime())
-                    && err.await(deadline - System.nanoTime());
+                    && outDone.await(deadline - System.nanoTime())
+                    && errDone.await(deadline - System.nanoTime());
             if (!finished) {
                 killTree(process);
                 throw ToolException.timedOut(command, timeout, err.text());
@@ -101,11 +195,7 @@ public final class ToolRunner {
             Thread.currentThread().interrupt();
             throw ToolException.interrupted(command, e);
         }
-        Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-        if (out.overflowed()) {
-            throw ToolException.outputTooLarge(command, process.exitValue(), outputLimit, err.text());
-        }
-        return new ToolResult(process.exitValue(), out.text(), err.text(), elapsed);
+        return process.exitValue();
     }
 
     /**
@@ -138,10 +228,18 @@ public final class ToolRunner {
     private static void killTree(Process process) {
         List<ProcessHandle> descendants = process.descendants().toList();
         process.destroyForcibly();
-        descendants.forEach(ProcessHandle::destroyForcibly);
         long deadline = System.nanoTime() + REAP_GRACE.toNanos();
         try {
             process.waitFor(REAP_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        killAll(descendants, deadline);
+    }
+
+    private static void killAll(List<ProcessHandle> descendants, long deadline) {
+        descendants.forEach(ProcessHandle::destroyForcibly);
+        try {
             for (ProcessHandle descendant : descendants) {
                 descendant.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.hearth.linux.ChildProcess;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,12 +15,20 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 // /bin/sh stands in for real tools here, and only here: production code never runs a shell.
+// These run on posix_spawn (ChildProcess), what the driver uses on glibc 2.34 and later;
+// ToolRunnerProcessBuilderTest runs them all again on the ProcessBuilder it falls back to.
 @Timeout(60)
 class ToolRunnerTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
-    private final ToolRunner runner = new ToolRunner();
+    private final ToolRunner runner = runner(ToolRunner.DEFAULT_OUTPUT_LIMIT);
+
+    /** The runner under test, keeping {@code limit} bytes of each stream. */
+    ToolRunner runner(int limit) {
+        assertThat(ChildProcess.supported()).as("posix_spawn with closefrom (glibc 2.34 or later)").isTrue();
+        return new ToolRunner(limit, true);
+    }
 
     private static List<String> sh(String script) {
         return List.of("/bin/sh", "-c", script);
@@ -116,6 +126,64 @@ class ToolRunnerTest {
     }
 
     @Test
+    void theToolGetsNoDescriptorOfTheDaemonsBeyondItsThree(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("held"), "x");
+        try (FileChannel held = FileChannel.open(file)) {
+            // $$ is the shell itself: ls's own descriptor of the directory it lists is not in it.
+            String fds = runner.run(sh("ls /proc/$$/fd"), TIMEOUT).stdout();
+
+            assertThat(fds.lines().toList()).containsExactly("0", "1", "2");
+        }
+    }
+
+    @Test
+    void theToolStartsWithNoSignalBlockedOrIgnored() {
+        String status = runner.run(List.of("grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"), TIMEOUT).stdout();
+
+        assertThat(status).contains("SigBlk:\t0000000000000000");
+        // The standard signals, 1 to 31. glibc's posix_spawn leaves its own two (32 and 33, for
+        // thread cancellation and set*id) ignored across the exec; the tool's glibc takes them back.
+        long ignored = Long.parseLong(status.lines().filter(l -> l.startsWith("SigIgn:")).findFirst().orElseThrow()
+                .substring("SigIgn:".length()).strip(), 16);
+        assertThat(ignored & 0x7fffffffL).as("SigIgn %x", ignored).isZero();
+    }
+
+    @Test
+    void anInterruptedCallerKillsTheToolAndIsToldSo(@TempDir Path dir) throws Exception {
+        Path pidFile = dir.resolve("tool.pid");
+        var failure = new java.util.concurrent.atomic.AtomicReference<Throwable>();
+        Thread caller = Thread.ofPlatform().start(() -> {
+            try {
+                runner.run(sh("echo $$ > " + pidFile + "; exec sleep 300"), TIMEOUT);
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        });
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!Files.exists(pidFile) || Files.readString(pidFile).isBlank()) {
+            assertThat(System.nanoTime()).as("the tool started").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+        long started = System.nanoTime();
+        caller.interrupt();
+        caller.join(Duration.ofSeconds(10));
+
+        assertThat(caller.isAlive()).isFalse();
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        assertThat(failure.get()).isInstanceOf(ToolException.class);
+        assertThat(((ToolException) failure.get()).reason()).isEqualTo(ToolException.Reason.INTERRUPTED);
+        long pid = Long.parseLong(Files.readString(pidFile).strip());
+        assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty();
+    }
+
+    @Test
+    void aToolKilledByASignalReportsTheShellsStatus() {
+        ToolResult result = runner.runAllowingFailure(sh("kill -TERM $$"), TIMEOUT);
+
+        assertThat(result.exitCode()).isEqualTo(128 + 15);
+    }
+
+    @Test
     void timeoutKillsTheWholeProcessTree(@TempDir Path dir) throws Exception {
         Path pidFile = dir.resolve("child.pid");
         long start = System.nanoTime();
@@ -139,7 +207,7 @@ class ToolRunnerTest {
 
     @Test
     void largeOutputOnBothStreamsDoesNotDeadlock() {
-        ToolRunner roomy = new ToolRunner(8 << 20);
+        ToolRunner roomy = runner(8 << 20);
 
         // 4 MiB on each stream, written alternately: a reader draining only one would stall the tool.
         ToolResult result = roomy.run(sh("i=0; while [ $i -lt 64 ]; do "
