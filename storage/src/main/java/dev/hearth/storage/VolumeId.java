@@ -55,12 +55,16 @@ public record VolumeId(String pool, String key) {
             return Optional.empty();
         }
         int dash = id.length() - KEY_LENGTH - 1;
-        String pool = id.substring(0, dash);
-        String key = id.substring(dash + 1);
-        if (id.charAt(dash) != '-' || !isPoolName(pool) || !isKey(key)) {
+        if (id.charAt(dash) != '-') {
             return Optional.empty();
         }
-        return Optional.of(new VolumeId(pool, key));
+        try {
+            // The constructor checks both parts; checked here as well, they were checked twice for
+            // every ID of a pool on every ListVolumes page.
+            return Optional.of(new VolumeId(id.substring(0, dash), id.substring(dash + 1)));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
     }
 
     /**

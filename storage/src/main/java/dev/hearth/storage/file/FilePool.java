@@ -329,10 +329,12 @@ public final class FilePool implements Pool {
     /** One listing of the pool directory; no record is read. */
     @Override
     public List<VolumeId> ids() {
-        return volumes.metadataFiles().stream()
-                .flatMap(file -> ImageFiles.volumeOwner(file, ImageFiles.METADATA).stream())
-                .filter(id -> id.pool().equals(name()))
-                .toList();
+        List<String> bases = volumes.metadataBases();
+        List<VolumeId> ids = new java.util.ArrayList<>(bases.size());
+        for (String base : bases) {
+            VolumeId.parse(base).filter(id -> id.pool().equals(name())).ifPresent(ids::add);
+        }
+        return ids;
     }
 
     /** Reads the records of these volumes alone; each one's condition from the record just read. */
