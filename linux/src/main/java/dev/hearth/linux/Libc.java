@@ -171,6 +171,16 @@ final class Libc {
                 CAPTURE_ERRNO);
     }
 
+    private static final class InotifyInit {
+        static final MethodHandle HANDLE = function("inotify_init1", FunctionDescriptor.of(JAVA_INT, JAVA_INT),
+                CAPTURE_ERRNO);
+    }
+
+    private static final class InotifyAddWatch {
+        static final MethodHandle HANDLE = function("inotify_add_watch",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
+    }
+
     /** glibc 2.34 and later: what {@link #spawn} needs beyond POSIX (closing every other descriptor in the child). */
     private static final class SpawnSupport {
         static final boolean PRESENT = Stream.of("posix_spawn_file_actions_addclosefrom_np",
@@ -198,7 +208,7 @@ final class Libc {
                 IoctlLong.HANDLE, Mount.HANDLE, Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE,
                 Lseek.HANDLE, Fsync.HANDLE, Umask.HANDLE,
                 Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE, Pipe2.HANDLE, Read.HANDLE, Poll.HANDLE,
-                Waitpid.HANDLE, Kill.HANDLE));
+                Waitpid.HANDLE, Kill.HANDLE, InotifyInit.HANDLE, InotifyAddWatch.HANDLE));
         // Linking posix_spawn's holder links all its functions, which a libc before 2.34 lacks in part.
         handles.add(SpawnSupport.PRESENT ? Spawn.HANDLE : "posix_spawn: not used with this libc");
         return handles.size();
@@ -473,6 +483,25 @@ final class Libc {
         MemorySegment state = arena.allocate(CALL_STATE);
         try {
             return result((int) Kill.HANDLE.invokeExact(state, pid, signal), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static int inotifyInit(Arena arena, int flags) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        try {
+            return result((int) InotifyInit.HANDLE.invokeExact(state, flags), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static int inotifyAddWatch(Arena arena, int fd, String path, int mask) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment cPath = cString(arena, path);
+        try {
+            return result((int) InotifyAddWatch.HANDLE.invokeExact(state, fd, cPath, mask), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }

@@ -38,11 +38,12 @@ final class Allocation {
     private final java.util.concurrent.atomic.AtomicLong changes = new java.util.concurrent.atomic.AtomicLong();
     private volatile ImageBytes lastListing;
     /**
-     * The images' lengths as last read under the lock, so that a claim stats only what is new or
-     * claimed since: an image's length changes only under a claim, and a claim drops its file's
-     * entry when it begins and when it ends. Pruned to what each listing finds.
+     * The images and their lengths as last read under the lock, so that a claim stats only what is
+     * new or claimed since, and lists the directories only when inotify cannot say what changed:
+     * an image's length changes only under a claim, which marks its file to be read again when it
+     * begins and when it ends.
      */
-    private final Map<Path, Long> lengths = new ConcurrentHashMap<>();
+    private final ImageCensus census;
 
     /**
      * How long after a directory's last change a listing of it may be kept: longer than the
@@ -62,6 +63,17 @@ final class Allocation {
     Allocation(FilePoolConfig config, List<Path> directories) {
         this.config = config;
         this.directories = List.copyOf(directories);
+        this.census = new ImageCensus(this.directories);
+    }
+
+    /** Ends the watch on the directories; a later count lists them. */
+    synchronized void close() {
+        census.close();
+    }
+
+    /** How many times the exact count has listed the directories (tests: once, while the watch holds). */
+    synchronized long listings() {
+        return census.listings();
     }
 
     /** The exact count, under the lock that claims take: what a claim is checked against. */
@@ -104,7 +116,7 @@ final class Allocation {
                     + " bytes available; " + purpose + " needs " + needed + " more");
         }
         claims.put(file, new Claim(size, Math.max(0, needed)));
-        lengths.remove(file);
+        census.forget(file);
         changes.incrementAndGet();
     }
 
@@ -115,15 +127,15 @@ final class Allocation {
     synchronized void complete(Path partial, Path image) throws IOException {
         Files.move(partial, image, StandardCopyOption.ATOMIC_MOVE);
         claims.remove(partial);
-        lengths.remove(partial);
-        lengths.remove(image);
+        census.forget(partial);
+        census.forget(image);
         changes.incrementAndGet();
     }
 
     /** Ends a claim whose operation failed or has completed; ending one twice is harmless. */
     synchronized void release(Path file) {
         claims.remove(file);
-        lengths.remove(file);
+        census.forget(file);
         changes.incrementAndGet();
     }
 
@@ -157,7 +169,7 @@ final class Allocation {
         for (Path directory : directories) {
             for (Path file : list(directory)) {
                 // Read, not remembered: this runs without the lock, and a claim may begin meanwhile.
-                Long known = this.lengths.get(file);
+                Long known = census.known(file);
                 if (known != null || isImage(file)) {
                     long length = known != null ? known : lengthOf(file);
                     lengths.put(file, length);
@@ -218,26 +230,9 @@ final class Allocation {
 
     /** Under the lock: every image's length (remembered, or read and remembered) and the claims'. */
     private long allocatedBytes() {
-        long total = 0;
-        java.util.Set<Path> listed = new java.util.HashSet<>();
-        for (Path directory : directories) {
-            for (Path file : list(directory)) {
-                Long known = lengths.get(file); // only images are remembered
-                if ((known != null || isImage(file)) && !claims.containsKey(file)) {
-                    listed.add(file);
-                    if (known != null) {
-                        total += known;
-                        continue;
-                    }
-                    long length = existingLength(file);
-                    if (length >= 0) {
-                        lengths.put(file, length);
-                        total += length;
-                    }
-                }
-            }
-        }
-        lengths.keySet().retainAll(listed);
+        java.util.Set<String> claimed = new java.util.HashSet<>();
+        claims.keySet().forEach(file -> claimed.add(file.toString()));
+        long total = census.total(claimed);
         for (var claim : claims.entrySet()) {
             total += Math.max(claim.getValue().size(), lengthOf(claim.getKey()));
         }
@@ -248,17 +243,6 @@ final class Allocation {
     private static boolean isImage(Path file) {
         String name = file.getFileName().toString();
         return (name.endsWith(ImageFiles.IMAGE) || name.endsWith(ImageFiles.PARTIAL)) && ImageFiles.ours(file);
-    }
-
-    /** The file's length, or -1 if it is gone. */
-    private static long existingLength(Path file) {
-        try {
-            return Files.size(file);
-        } catch (NoSuchFileException e) {
-            return -1;
-        } catch (IOException e) {
-            throw new StorageException.Failed("sizing " + file + ": " + e.getMessage(), e);
-        }
     }
 
     private static long lengthOf(Path file) {

@@ -493,9 +493,15 @@ public final class FilePool implements Pool {
         }
     }
 
+    /** The pool's space accounting; for tests in this package. */
+    Allocation allocation() {
+        return allocation;
+    }
+
     /** Gives up ownership of the directory; the volumes stay. */
     @Override
     public void close() {
+        allocation.close();
         if (ownership == null) {
             return;
         }

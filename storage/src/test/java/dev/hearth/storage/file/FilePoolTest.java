@@ -23,10 +23,12 @@ import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
+import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.VolumeSource;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -323,6 +325,71 @@ class FilePoolTest {
         assertThatThrownBy(() -> pool.create(request("pvc-3", 40 * MIB, 0, THIN)))
                 .isInstanceOf(StorageException.Exhausted.class);
         assertThat(pool.create(request("pvc-4", 32 * MIB, 0, THIN)).sizeBytes()).isEqualTo(32 * MIB);
+    }
+
+    /**
+     * The exact count behind each claim lists the directories once; then inotify says what came and
+     * went, whoever changed them: an image added or removed beside the pool counts at the next claim.
+     */
+    @Test
+    void claimsFollowImagesThatComeAndGoBesideThePoolWithoutListingAgain() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        pool.create(request("pvc-1", 16 * MIB, 0, THIN));
+        Path foreign = dir.resolve("pool").resolve(VolumeId.mint("default", "beside-the-pool") + ".img");
+        makeImage(foreign, 32 * MIB);
+
+        // 64 - 16 - 32 leaves 16
+        assertThatThrownBy(() -> pool.create(request("pvc-2", 24 * MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Exhausted.class);
+        pool.create(request("pvc-3", 16 * MIB, 0, THIN));
+        Files.delete(foreign);
+        Volume last = pool.create(request("pvc-4", 32 * MIB, 0, THIN));
+
+        assertThat(last.sizeBytes()).isEqualTo(32 * MIB);
+        assertThat(pool.allocation().listings()).as("listings of the pool directories").isEqualTo(1);
+    }
+
+    /**
+     * Lost events (the kernel's queue overflowed) and a watched directory replaced make the next
+     * claim list again, and it counts what was missed; the new directory is watched from then on.
+     */
+    @Test
+    void claimsListAgainWhenTheWatchCannotSayWhatChanged() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        pool.create(request("pvc-1", 8 * MIB, 0, THIN));
+        Path poolDir = dir.resolve("pool");
+        long queue;
+        // One read: a sysctl file read in parts (as Files.readString begins, with one byte) says only that much.
+        try (var in = Files.newInputStream(Path.of("/proc/sys/fs/inotify/max_queued_events"))) {
+            queue = Long.parseLong(new String(in.readNBytes(64), java.nio.charset.StandardCharsets.US_ASCII).strip());
+        }
+        assertThat(queue).as("fs.inotify.max_queued_events").isLessThan(200_000);
+        Path noise = poolDir.resolve("noise");
+        for (long i = 0; i <= queue / 2; i++) { // two events each
+            Files.createFile(noise);
+            Files.delete(noise);
+        }
+        makeImage(poolDir.resolve(VolumeId.mint("default", "in-the-flood") + ".img"), 40 * MIB);
+
+        assertThatThrownBy(() -> pool.create(request("pvc-2", 24 * MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Exhausted.class);
+        assertThat(pool.allocation().listings()).isEqualTo(2);
+
+        Path snapshots = poolDir.resolve(FilePool.SNAPSHOTS);
+        Files.move(snapshots, poolDir.resolve("snapshots.old"));
+        Files.createDirectory(snapshots);
+        pool.create(request("pvc-3", 8 * MIB, 0, THIN)); // 64 - 8 - 40 - 8
+        makeImage(snapshots.resolve(SnapshotId.mint("default", "in-the-new-directory") + ".img"), 8 * MIB);
+
+        assertThatThrownBy(() -> pool.create(request("pvc-4", MIB, 0, THIN)))
+                .isInstanceOf(StorageException.Exhausted.class);
+        assertThat(pool.allocation().listings()).isEqualTo(3);
+    }
+
+    private static void makeImage(Path image, long length) throws IOException {
+        try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
+            file.setLength(length);
+        }
     }
 
     /** Makes a directory look last changed an hour ago. */
