@@ -138,6 +138,8 @@ row("RSS idle, 2 s after ready (README launcher / image flags; floor: the bare g
 h, p = med("hearth-2cpu", "burst.rss"), med("hostpath-2cpu", "burst.rss")
 row(f"RSS after the burst and its deletes (2 CPUs)", ms(h, " MiB"), "", ms(p, " MiB"), "", ratio(h, p))
 for title, key in [("GetCapacity", "many.GetCapacity"), ("ListVolumes in pages of 100 (all pages)", "many.ListVolumes"),
+                   ("CreateVolume (1 MiB, filesystem; the lifecycle rows' create is on an empty node)",
+                    "many.CreateVolume"),
                    ("restart to Probe ready", "restart")]:
     h, p = med("hearth-many", key), med("hostpath-many", key)
     row(f"{many} volumes: {title}", ms(h), "", ms(p), "", ratio(h, p))

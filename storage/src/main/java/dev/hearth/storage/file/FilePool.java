@@ -209,7 +209,7 @@ public final class FilePool implements Pool {
 
     @Override
     public Capacity capacity() {
-        return allocation.reported();
+        return allocation.capacity();
     }
 
     /**

@@ -26,8 +26,7 @@ import java.util.stream.Stream;
  * instances used up) make the next count list the directories again, as every count did before.
  * An image's length changes only under a claim: {@link #forget} marks it to be read again.
  *
- * <p>Not thread-safe for counting: {@link Allocation} counts under its lock. {@link #known} may be
- * read at any time.
+ * <p>Not thread-safe: {@link Allocation} uses it under its lock, but for {@link #forget}.
  */
 final class ImageCensus implements AutoCloseable {
 
@@ -80,12 +79,6 @@ final class ImageCensus implements AutoCloseable {
             total += length;
         }
         return total;
-    }
-
-    /** The file's length as last read, if it was read and has not changed since; for reports. */
-    Long known(Path file) {
-        Long length = lengths.get(file.toString());
-        return length == null || length == UNKNOWN ? null : length;
     }
 
     /** The file's length changes (a claim on it begins or ends): read it again at the next count. */
