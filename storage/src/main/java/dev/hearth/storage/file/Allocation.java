@@ -63,6 +63,11 @@ final class Allocation {
         return census.listings();
     }
 
+    /** {@link ImageCensus#records}: unchanged while no record has come or gone; -1 when unknown. */
+    synchronized long records() {
+        return census.records();
+    }
+
     /**
      * The exact count, under the lock that claims take: what a claim is checked against, and what
      * GetCapacity and the metrics report. A claim holds the lock only to count and record itself,

@@ -69,6 +69,7 @@ public final class FilePool implements Pool {
     private final FileImages volumes;
     private final FileImages snapshots;
     private final Allocation allocation;
+    private volatile Ids lastIds;
     private final FrozenCopy copier;
     private final FileSnapshots snapshotStore;
     private final XfsClones xfsClones;
@@ -326,16 +327,32 @@ public final class FilePool implements Pool {
         return volumes.read(ImageFiles.of(directory, id).metadata(), text -> Metadata.decode(id, text));
     }
 
-    /** One listing of the pool directory; no record is read. */
+    /**
+     * The volumes' IDs from one listing of the pool directory, no record read; the last listing
+     * again while the pool's watch says no record has come or gone since (a ListVolumes of 1,000
+     * volumes in pages of 100 listed the directory for every page).
+     */
     @Override
     public List<VolumeId> ids() {
+        long records = allocation.records(); // before the listing: a change during it makes the next call list
+        Ids cached = lastIds;
+        if (records >= 0 && cached != null && cached.records() == records) {
+            return cached.ids();
+        }
         List<String> bases = volumes.metadataBases();
         List<VolumeId> ids = new java.util.ArrayList<>(bases.size());
         for (String base : bases) {
             VolumeId.parse(base).filter(id -> id.pool().equals(name())).ifPresent(ids::add);
         }
-        return ids;
+        List<VolumeId> listed = List.copyOf(ids);
+        if (records >= 0) {
+            lastIds = new Ids(records, listed);
+        }
+        return listed;
     }
+
+    /** The IDs listed while the records' count was {@code records}. */
+    private record Ids(long records, List<VolumeId> ids) {}
 
     /** Reads the records of these volumes alone; each one's condition from the record just read. */
     @Override

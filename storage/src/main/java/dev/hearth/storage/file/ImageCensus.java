@@ -44,6 +44,8 @@ final class ImageCensus implements AutoCloseable {
     /** Whether {@link #lengths} holds every image, so that the events alone keep it current. */
     private boolean complete;
     private long listings;
+    /** Bumped by every listing and by every record ({@code .meta}) that came or went: see {@link #records}. */
+    private long recordChanges;
 
     ImageCensus(List<Path> directories) {
         this.directories = List.copyOf(directories);
@@ -51,16 +53,7 @@ final class ImageCensus implements AutoCloseable {
 
     /** The images' total length, those in {@code excluded} (paths as strings) left out. */
     long total(Set<String> excluded) {
-        if (!opened) {
-            opened = true;
-            open();
-        }
-        if (complete) {
-            applyEvents();
-        }
-        if (!complete) {
-            relist();
-        }
+        catchUp();
         long total = 0;
         for (var entry : lengths.entrySet()) {
             String key = entry.getKey();
@@ -79,6 +72,30 @@ final class ImageCensus implements AutoCloseable {
             total += length;
         }
         return total;
+    }
+
+    /**
+     * A number that stays the same while no volume or snapshot record ({@code .meta}) has come or
+     * gone in the directories, so that a listing of the records made under it can be kept; -1 when
+     * the watch cannot say (no inotify, or a directory that cannot be watched): list every time.
+     */
+    long records() {
+        catchUp();
+        return complete ? recordChanges : -1;
+    }
+
+    /** Applies the events queued since the last count; lists the directories where they cannot say what changed. */
+    private void catchUp() {
+        if (!opened) {
+            opened = true;
+            open();
+        }
+        if (complete) {
+            applyEvents();
+        }
+        if (!complete) {
+            relist();
+        }
     }
 
     /** The file's length changes (a claim on it begins or ends): read it again at the next count. */
@@ -115,6 +132,9 @@ final class ImageCensus implements AutoCloseable {
                 return;
             }
             String name = event.name();
+            if (name.endsWith(ImageFiles.METADATA)) {
+                recordChanges++;
+            }
             if (!holdsImageBytes(name)) {
                 continue;
             }
@@ -133,6 +153,7 @@ final class ImageCensus implements AutoCloseable {
      */
     private void relist() {
         listings++;
+        recordChanges++;
         boolean watched = inotify != null;
         if (watched) {
             try {

@@ -384,6 +384,31 @@ class FilePoolTest {
         assertThat(pool.allocation().listings()).isEqualTo(3);
     }
 
+    /**
+     * The IDs' listing is kept while the watch says no record came or went (ListVolumes asks for
+     * it on every page), and follows records that come and go through the pool or beside it.
+     */
+    @Test
+    void idsAreListedAgainOnlyWhenARecordCameOrWent() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Path poolDir = dir.resolve("pool");
+        Volume one = pool.create(request("pvc-1", MIB, 0, THIN));
+        List<VolumeId> first = pool.ids();
+
+        assertThat(first).containsExactly(one.id());
+        assertThat(pool.ids()).as("kept while nothing changed").isSameAs(first);
+
+        Volume two = pool.create(request("pvc-2", MIB, 0, THIN));
+        assertThat(pool.ids()).containsExactlyInAnyOrder(one.id(), two.id());
+        VolumeId beside = VolumeId.mint("default", "beside-the-pool");
+        Files.copy(poolDir.resolve(one.id() + ".meta"), poolDir.resolve(beside + ".meta"));
+        assertThat(pool.ids()).containsExactlyInAnyOrder(one.id(), two.id(), beside);
+        Files.delete(poolDir.resolve(two.id() + ".meta"));
+        assertThat(pool.ids()).containsExactlyInAnyOrder(one.id(), beside);
+        pool.delete(one.id());
+        assertThat(pool.ids()).containsExactly(beside);
+    }
+
     private static void makeImage(Path image, long length) throws IOException {
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength(length);
