@@ -13,8 +13,8 @@ import java.util.List;
 /**
  * An inotify instance, read without blocking: {@link #drain} returns the events queued so far. The
  * kernel queues an event in the very call that changes a watched directory, so a drain sees every
- * change that completed before it, by any process. Safe to use from several threads in turn (its
- * caller serialises the drains).
+ * change that completed before it, by any process. Drains and the close are serialised, so
+ * threads may take turns.
  */
 public final class Inotify implements AutoCloseable {
 

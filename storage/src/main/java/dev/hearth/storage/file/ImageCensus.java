@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 /**
@@ -26,7 +25,7 @@ import java.util.stream.Stream;
  * instances used up) make the next count list the directories again, as every count did before.
  * An image's length changes only under a claim: {@link #forget} marks it to be read again.
  *
- * <p>Not thread-safe: {@link Allocation} uses it under its lock, but for {@link #forget}.
+ * <p>Not thread-safe: {@link Allocation} uses it only under its lock.
  */
 final class ImageCensus implements AutoCloseable {
 
@@ -37,7 +36,7 @@ final class ImageCensus implements AutoCloseable {
 
     private final List<Path> directories;
     /** Each image's length (or {@link #UNKNOWN}), by its path as a string. */
-    private final Map<String, Long> lengths = new ConcurrentHashMap<>();
+    private final Map<String, Long> lengths = new HashMap<>();
     private final Map<Integer, Path> watches = new HashMap<>();
     private Inotify inotify;
     private boolean opened;
@@ -55,19 +54,19 @@ final class ImageCensus implements AutoCloseable {
     long total(Set<String> excluded) {
         catchUp();
         long total = 0;
-        for (var entry : lengths.entrySet()) {
-            String key = entry.getKey();
-            if (excluded.contains(key)) {
+        for (var entries = lengths.entrySet().iterator(); entries.hasNext(); ) {
+            var entry = entries.next();
+            if (excluded.contains(entry.getKey())) {
                 continue;
             }
             long length = entry.getValue();
             if (length == UNKNOWN) {
-                length = existingLength(Path.of(key));
+                length = existingLength(Path.of(entry.getKey()));
                 if (length < 0) {
-                    lengths.remove(key);
+                    entries.remove();
                     continue;
                 }
-                lengths.put(key, length);
+                entry.setValue(length);
             }
             total += length;
         }

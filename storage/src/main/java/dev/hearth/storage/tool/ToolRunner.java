@@ -33,7 +33,10 @@ public final class ToolRunner {
     private static final Duration REAP_GRACE = Duration.ofSeconds(5);
 
     /** The child's whole environment: the fixed PATH, and the C locale so that its output parses alike everywhere. */
-    private static final List<String> ENVIRONMENT = List.of("PATH=" + String.join(":", SEARCH_PATH), "LC_ALL=C");
+    private static final Map<String, String> ENVIRONMENT = Map.of("PATH", String.join(":", SEARCH_PATH), "LC_ALL", "C");
+    /** {@link #ENVIRONMENT} as posix_spawn takes it: {@code NAME=value}. */
+    private static final List<String> ENVIRONMENT_ENTRIES = ENVIRONMENT.entrySet().stream()
+            .map(entry -> entry.getKey() + "=" + entry.getValue()).toList();
 
     // The longest a wait for a spawned tool blocks before it looks at the deadline and the interrupt flag.
     private static final Duration SLICE = Duration.ofMillis(50);
@@ -82,14 +85,15 @@ public final class ToolRunner {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        String executable = resolve(command).toString();
+        List<String> resolved = new ArrayList<>(command);
+        resolved.set(0, resolve(command).toString());
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         Captured out = new Captured(outputLimit);
         Captured err = new Captured(outputLimit);
         int exitCode = spawn
-                ? runSpawned(command, executable, timeout, deadline, out, err)
-                : runBuilt(command, executable, timeout, deadline, out, err);
+                ? runSpawned(command, resolved, timeout, deadline, out, err)
+                : runBuilt(command, resolved, timeout, deadline, out, err);
         Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
         if (out.overflowed()) {
             throw ToolException.outputTooLarge(command, exitCode, outputLimit, err.text());
@@ -101,13 +105,11 @@ public final class ToolRunner {
      * posix_spawn ({@link ChildProcess}): the tool is exec'd straight from the JVM, and this thread
      * reads its output and reaps it. The wait runs in slices so that an interrupt is seen within one.
      */
-    private static int runSpawned(List<String> command, String executable, Duration timeout, long deadline,
+    private static int runSpawned(List<String> command, List<String> resolved, Duration timeout, long deadline,
             Captured out, Captured err) {
-        List<String> argv = new ArrayList<>(command);
-        argv.set(0, executable);
         ChildProcess child;
         try {
-            child = ChildProcess.start(executable, argv, ENVIRONMENT);
+            child = ChildProcess.start(resolved.getFirst(), resolved, ENVIRONMENT_ENTRIES);
         } catch (LinuxException e) {
             throw ToolException.startFailed(command, e);
         }
@@ -162,18 +164,14 @@ public final class ToolRunner {
     }
 
     /** {@link ProcessBuilder}, where this libc cannot spawn as {@link ChildProcess} does (before glibc 2.34). */
-    private int runBuilt(List<String> command, String executable, Duration timeout, long deadline, Captured out,
+    private static int runBuilt(List<String> command, List<String> resolved, Duration timeout, long deadline, Captured out,
             Captured err) {
-        List<String> resolved = new ArrayList<>(command);
-        resolved.set(0, executable);
         ProcessBuilder builder = new ProcessBuilder(resolved)
                 .directory(new File("/"))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         Map<String, String> env = builder.environment();
         env.clear();
-        for (String entry : ENVIRONMENT) {
-            env.put(entry.substring(0, entry.indexOf('=')), entry.substring(entry.indexOf('=') + 1));
-        }
+        env.putAll(ENVIRONMENT);
         Process process;
         try {
             process = builder.start();
