@@ -554,6 +554,21 @@ class ControllerServiceTest extends DriverFixture {
         assertThat(seen).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(created);
     }
 
+    /** The sorted IDs kept between pages are made again once a volume came or went. */
+    @Test
+    void listVolumesSeesVolumesThatCameAndWentSinceTheLastListing() {
+        String first = create(request("pvc-1", MIB)).getVolumeId();
+        ListVolumesRequest all = ListVolumesRequest.newBuilder().build();
+        assertThat(driver.controller().listVolumes(all).getEntriesList()).hasSize(1);
+
+        String second = create(request("pvc-2", MIB)).getVolumeId();
+        assertThat(driver.controller().listVolumes(all).getEntriesList())
+                .extracting(e -> e.getVolume().getVolumeId()).containsExactlyInAnyOrder(first, second);
+        driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(first).build());
+        assertThat(driver.controller().listVolumes(all).getEntriesList())
+                .extracting(e -> e.getVolume().getVolumeId()).containsExactly(second);
+    }
+
     @Test
     void listVolumesReadsOnlyTheRecordsOfItsPage() throws java.io.IOException {
         List<String> ids = new ArrayList<>();

@@ -18,6 +18,8 @@ import java.util.List;
  */
 public final class Inotify implements AutoCloseable {
 
+    /** A file opened for writing was closed (an edit in place, done). */
+    public static final int IN_CLOSE_WRITE = 0x8;
     public static final int IN_MOVED_FROM = 0x40;
     public static final int IN_MOVED_TO = 0x80;
     public static final int IN_CREATE = 0x100;

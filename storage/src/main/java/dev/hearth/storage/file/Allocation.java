@@ -49,8 +49,13 @@ final class Allocation {
     private record Claim(long size, long growth) {}
 
     Allocation(FilePoolConfig config, List<Path> directories) {
+        this(config, directories, new RecordCache());
+    }
+
+    /** Tells {@code records} of every record ({@code .meta}) that comes, goes or changes in the directories. */
+    Allocation(FilePoolConfig config, List<Path> directories, ImageCensus.RecordWatcher records) {
         this.config = config;
-        this.census = new ImageCensus(directories);
+        this.census = new ImageCensus(directories, records);
     }
 
     /** Ends the watch on the directories; a later count lists them. */
@@ -63,7 +68,10 @@ final class Allocation {
         return census.listings();
     }
 
-    /** {@link ImageCensus#records}: unchanged while no record has come or gone; -1 when unknown. */
+    /**
+     * {@link ImageCensus#records}: unchanged while no record has come, gone or changed; -1 when
+     * unknown. It catches the census up, so the watcher has been told of every change made before.
+     */
     synchronized long records() {
         return census.records();
     }

@@ -21,18 +21,39 @@ final class FileImages {
     }
 
     private final Path directory;
+    private final RecordCache cache;
+    /** Catches the pool's watch up and says whether the cache can be used (-1: no). */
+    private final java.util.function.LongSupplier watched;
 
-    FileImages(Path directory) {
+    /** Keeps decoded records in {@code cache}, which {@code watched} tells of every change when it returns 0 or more. */
+    FileImages(Path directory, RecordCache cache, java.util.function.LongSupplier watched) {
         this.directory = directory;
+        this.cache = cache;
+        this.watched = watched;
     }
 
     Path directory() {
         return directory;
     }
 
-    <T> Optional<T> read(Path metadata, Decoder<T> decoder) {
+    /**
+     * The record in this metadata file, as decoded when the file was last read if the pool's watch
+     * says it has not changed since; empty if there is no such file.
+     */
+    <T> Optional<T> read(Path metadata, Class<T> type, Decoder<T> decoder) {
+        boolean cached = watched.getAsLong() >= 0;
+        String key = metadata.toString();
+        Object kept = cached ? cache.get(key) : null;
+        if (type.isInstance(kept)) {
+            return Optional.of(type.cast(kept));
+        }
+        long changes = cache.changes();
         try {
-            return Optional.of(decoder.decode(Files.readString(metadata)));
+            T record = decoder.decode(Files.readString(metadata));
+            if (cached) {
+                cache.put(key, record, changes);
+            }
+            return Optional.of(record);
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {

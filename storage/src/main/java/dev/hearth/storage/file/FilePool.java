@@ -82,9 +82,10 @@ public final class FilePool implements Pool {
         this.config = config;
         this.copier = new FrozenCopy(freezer);
         this.directory = config.directory();
-        this.volumes = new FileImages(directory);
-        this.snapshots = new FileImages(directory.resolve(SNAPSHOTS));
-        this.allocation = new Allocation(config, List.of(directory, directory.resolve(SNAPSHOTS)));
+        RecordCache records = new RecordCache();
+        this.allocation = new Allocation(config, List.of(directory, directory.resolve(SNAPSHOTS)), records);
+        this.volumes = new FileImages(directory, records, allocation::records);
+        this.snapshots = new FileImages(directory.resolve(SNAPSHOTS), records, allocation::records);
         this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier, this::volumeContent,
                 ownership == null);
         this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
@@ -324,7 +325,7 @@ public final class FilePool implements Pool {
         if (!id.pool().equals(name())) {
             return Optional.empty();
         }
-        return volumes.read(ImageFiles.of(directory, id).metadata(), text -> Metadata.decode(id, text));
+        return volumes.read(ImageFiles.of(directory, id).metadata(), Volume.class, text -> Metadata.decode(id, text));
     }
 
     /**

@@ -81,7 +81,8 @@ final class FileSnapshots implements Snapshots {
         if (!id.pool().equals(pool)) {
             return Optional.empty();
         }
-        return images.read(ImageFiles.of(images.directory(), id).metadata(), text -> Metadata.decode(id, text));
+        return images.read(ImageFiles.of(images.directory(), id).metadata(), Snapshot.class,
+                text -> Metadata.decode(id, text));
     }
 
     Path image(SnapshotId id) {

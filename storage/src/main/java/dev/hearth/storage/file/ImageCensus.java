@@ -29,12 +29,26 @@ import java.util.stream.Stream;
  */
 final class ImageCensus implements AutoCloseable {
 
+    /**
+     * What is watched. {@code IN_CLOSE_WRITE} is for records edited in place; {@code IN_MODIFY} is
+     * not watched: writes through a loop device into an image would flood the queue.
+     */
     private static final int EVENTS = Inotify.IN_CREATE | Inotify.IN_DELETE | Inotify.IN_MOVED_FROM
-            | Inotify.IN_MOVED_TO | Inotify.IN_DELETE_SELF | Inotify.IN_MOVE_SELF;
+            | Inotify.IN_MOVED_TO | Inotify.IN_CLOSE_WRITE | Inotify.IN_DELETE_SELF | Inotify.IN_MOVE_SELF;
     /** A length not read yet (new, or changed under a claim). */
     private static final long UNKNOWN = -1;
 
+    /** Told, under the same lock, of each record that came, went or changed. */
+    interface RecordWatcher {
+        /** The record at this path (as a string) came, went or was rewritten. */
+        void changed(String record);
+
+        /** Any record may have changed: the directories are being listed again. */
+        void unknown();
+    }
+
     private final List<Path> directories;
+    private final RecordWatcher watcher;
     /** Each image's length (or {@link #UNKNOWN}), by its path as a string. */
     private final Map<String, Long> lengths = new HashMap<>();
     private final Map<Integer, Path> watches = new HashMap<>();
@@ -46,8 +60,9 @@ final class ImageCensus implements AutoCloseable {
     /** Bumped by every listing and by every record ({@code .meta}) that came or went: see {@link #records}. */
     private long recordChanges;
 
-    ImageCensus(List<Path> directories) {
+    ImageCensus(List<Path> directories, RecordWatcher watcher) {
         this.directories = List.copyOf(directories);
+        this.watcher = watcher;
     }
 
     /** The images' total length, those in {@code excluded} (paths as strings) left out. */
@@ -74,8 +89,8 @@ final class ImageCensus implements AutoCloseable {
     }
 
     /**
-     * A number that stays the same while no volume or snapshot record ({@code .meta}) has come or
-     * gone in the directories, so that a listing of the records made under it can be kept; -1 when
+     * A number that stays the same while no volume or snapshot record ({@code .meta}) has come,
+     * gone or been rewritten in the directories, so that a listing of the records made under it can be kept; -1 when
      * the watch cannot say (no inotify, or a directory that cannot be watched): list every time.
      */
     long records() {
@@ -133,6 +148,7 @@ final class ImageCensus implements AutoCloseable {
             String name = event.name();
             if (name.endsWith(ImageFiles.METADATA)) {
                 recordChanges++;
+                watcher.changed(directory.resolve(name).toString());
             }
             if (!holdsImageBytes(name)) {
                 continue;
@@ -153,6 +169,7 @@ final class ImageCensus implements AutoCloseable {
     private void relist() {
         listings++;
         recordChanges++;
+        watcher.unknown();
         boolean watched = inotify != null;
         if (watched) {
             try {
@@ -216,5 +233,6 @@ final class ImageCensus implements AutoCloseable {
             inotify = null;
         }
         complete = false;
+        watcher.unknown();
     }
 }

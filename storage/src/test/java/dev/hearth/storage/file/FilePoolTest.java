@@ -409,6 +409,61 @@ class FilePoolTest {
         assertThat(pool.ids()).containsExactly(beside);
     }
 
+    /**
+     * Records are decoded once and kept while their files are unchanged (ListVolumes reads every
+     * one on every walk through its pages): one rewritten in place beside the pool is read again
+     * once its writer closes it, one replaced by a rename at once, one removed is gone.
+     */
+    @Test
+    void recordsAreKeptUntilTheirFilesChange() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", MIB, 0, THIN));
+        Path record = dir.resolve("pool").resolve(volume.id() + ".meta");
+        String original = Files.readString(record);
+        String edited = original.replace("name=pvc-1", "name=pvc-edited");
+        assertThat(edited).isNotEqualTo(original);
+
+        try (FileChannel writer = FileChannel.open(record, StandardOpenOption.WRITE)) {
+            assertThat(pool.find(volume.id())).map(Volume::name).contains("pvc-1");
+            writer.truncate(0);
+            writer.write(ByteBuffer.wrap(edited.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)));
+            assertThat(pool.find(volume.id())).as("kept: its writer has not closed it yet")
+                    .map(Volume::name).contains("pvc-1");
+        }
+        assertThat(pool.find(volume.id())).as("read again once closed").map(Volume::name).contains("pvc-edited");
+        assertThat(pool.listing(List.of(volume.id())).volumes()).extracting(Volume::name).containsExactly("pvc-edited");
+
+        dev.hearth.storage.AtomicFiles.write(record, original);
+        assertThat(pool.find(volume.id())).as("replaced by a rename").map(Volume::name).contains("pvc-1");
+        Files.delete(record);
+        assertThat(pool.find(volume.id())).isEmpty();
+        assertThat(pool.ids()).isEmpty();
+    }
+
+    /** A record changed while the watch lost events is read again: the cache is dropped with the listing. */
+    @Test
+    void recordsAreReadAgainWhenTheWatchLostEvents() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", MIB, 0, THIN));
+        Path poolDir = dir.resolve("pool");
+        Path record = poolDir.resolve(volume.id() + ".meta");
+        assertThat(pool.find(volume.id())).map(Volume::name).contains("pvc-1");
+        long queue;
+        try (var in = Files.newInputStream(Path.of("/proc/sys/fs/inotify/max_queued_events"))) {
+            queue = Long.parseLong(new String(in.readNBytes(64), java.nio.charset.StandardCharsets.US_ASCII).strip());
+        }
+        assertThat(queue).as("fs.inotify.max_queued_events").isLessThan(200_000);
+        Path noise = poolDir.resolve("noise");
+        for (long i = 0; i <= queue / 2; i++) { // two events or more each: the queue is full before the edit
+            Files.createFile(noise);
+            Files.delete(noise);
+        }
+        Files.writeString(record, Files.readString(record).replace("name=pvc-1", "name=pvc-edited"));
+
+        assertThat(pool.find(volume.id())).map(Volume::name).contains("pvc-edited");
+        assertThat(pool.allocation().listings()).isEqualTo(2);
+    }
+
     private static void makeImage(Path image, long length) throws IOException {
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength(length);
