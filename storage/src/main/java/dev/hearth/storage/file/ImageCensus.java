@@ -29,6 +29,8 @@ import java.util.stream.Stream;
  */
 final class ImageCensus implements AutoCloseable {
 
+    private static final System.Logger LOG = System.getLogger(ImageCensus.class.getName());
+
     /**
      * What is watched. {@code IN_CLOSE_WRITE} is for records edited in place; {@code IN_MODIFY} is
      * not watched: writes through a loop device into an image would flood the queue.
@@ -54,6 +56,8 @@ final class ImageCensus implements AutoCloseable {
     private final Map<Integer, Path> watches = new HashMap<>();
     private Inotify inotify;
     private boolean opened;
+    /** Whether a failed watch was logged: once, not at every count. */
+    private boolean warnedUnwatched;
     /** Whether {@link #lengths} holds every image, so that the events alone keep it current. */
     private boolean complete;
     private long listings;
@@ -127,6 +131,10 @@ final class ImageCensus implements AutoCloseable {
             inotify = Inotify.open();
         } catch (LinuxException e) {
             inotify = null; // every count lists, as without the census
+            // Most often EMFILE: the node's fs.inotify.max_user_instances (128 by default) used up.
+            LOG.log(System.Logger.Level.WARNING, () -> "no inotify watch on " + directories + " (" + e.getMessage()
+                    + "): each claim lists the pool's directories instead, which costs more on a full pool; "
+                    + "raising the node's fs.inotify.max_user_instances lets the next start watch them");
         }
     }
 
@@ -180,6 +188,11 @@ final class ImageCensus implements AutoCloseable {
                 }
             } catch (LinuxException e) {
                 watched = false; // a directory missing or unwatchable: list at every count
+                if (!warnedUnwatched) {
+                    warnedUnwatched = true;
+                    LOG.log(System.Logger.Level.WARNING, () -> "the pool's directories " + directories
+                            + " cannot be watched (" + e.getMessage() + "): each claim lists them instead");
+                }
             }
         }
         Map<String, Long> listed = new HashMap<>();

@@ -464,6 +464,67 @@ class FilePoolTest {
         assertThat(pool.allocation().listings()).isEqualTo(2);
     }
 
+    /**
+     * Without an inotify instance (the user's all taken, as on a node at fs.inotify.max_user_instances),
+     * every count lists the directories and stays exact, no record is kept, and it says so once.
+     */
+    @Test
+    void countsStayExactWithoutAnInotifyInstance() throws IOException {
+        List<dev.hearth.linux.Inotify> taken = new ArrayList<>();
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(ImageCensus.class.getName());
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        logger.addHandler(handler);
+        try {
+            while (true) {
+                try {
+                    taken.add(dev.hearth.linux.Inotify.open());
+                } catch (dev.hearth.linux.LinuxException e) {
+                    assertThat(e.errno()).as(e.getMessage()).isIn(24, 23); // EMFILE, ENFILE
+                    break;
+                }
+                assertThat(taken).as("inotify instances opened without reaching a limit").hasSizeLessThan(100_000);
+            }
+            FilePool pool = open(64 * MIB, Provisioning.THIN);
+            Volume one = pool.create(request("pvc-1", 16 * MIB, 0, THIN));
+            Path foreign = dir.resolve("pool").resolve(VolumeId.mint("default", "beside-the-pool") + ".img");
+            makeImage(foreign, 32 * MIB);
+
+            assertThatThrownBy(() -> pool.create(request("pvc-2", 24 * MIB, 0, THIN)))
+                    .isInstanceOf(StorageException.Exhausted.class);
+            Files.delete(foreign);
+            assertThat(pool.create(request("pvc-3", 40 * MIB, 0, THIN)).sizeBytes()).isEqualTo(40 * MIB);
+            assertThat(pool.allocation().records()).as("no watch: nothing kept").isEqualTo(-1);
+            Path record = dir.resolve("pool").resolve(one.id() + ".meta");
+            assertThat(pool.find(one.id())).map(Volume::name).contains("pvc-1");
+            try (FileChannel writer = FileChannel.open(record, StandardOpenOption.WRITE)) {
+                String edited = Files.readString(record).replace("name=pvc-1", "name=pvc-edited");
+                writer.truncate(0);
+                writer.write(ByteBuffer.wrap(edited.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)));
+                assertThat(pool.find(one.id())).as("read from its file every time").map(Volume::name)
+                        .contains("pvc-edited");
+            }
+            assertThat(pool.allocation().listings()).isGreaterThanOrEqualTo(3);
+            assertThat(warnings).singleElement().asString().contains("no inotify watch");
+        } finally {
+            logger.removeHandler(handler);
+            taken.forEach(dev.hearth.linux.Inotify::close);
+        }
+    }
+
     private static void makeImage(Path image, long length) throws IOException {
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength(length);
