@@ -55,6 +55,29 @@ class NodeSafetyTest extends DriverFixture {
         kubelet.takeDown(again);
     }
 
+    /**
+     * The same, the raw user never syncing: what the device's last close wrote to the image is what
+     * the proof sees when a stage attaches the volume again. (Skipping the stage's flush of a device
+     * it attached itself was tried for this: no faster, as mkfs's own flush then commits the pool
+     * filesystem's journal instead.)
+     */
+    @Test
+    void aRawWriteNeverSyncedIsStillSeenWhenTheVolumeIsAttachedAgainForAFilesystem() throws IOException {
+        String id = driver.create("raw-unsynced", 128 * MIB, block()).getVolumeId();
+        Kubelet.Published raw = kubelet.stageAndPublish(id, block(), "db-0");
+        byte[] data = TestData.random((int) MIB, 65);
+        try (FileChannel device = FileChannel.open(raw.target(), StandardOpenOption.WRITE)) {
+            device.write(ByteBuffer.wrap(data), 96 * MIB); // buffered, never synced
+        }
+        kubelet.takeDown(raw);
+
+        Path staging = kubelet.stagingFor(id + "-fs");
+        assertFails(() -> kubelet.stage(id, staging, mount("ext4")), Status.Code.FAILED_PRECONDITION,
+                "not provably empty", "offset " + 96 * MIB);
+
+        assertThat(MountInfo.at(staging)).isEmpty();
+    }
+
     @Test
     void aNewThickVolumeIsProvablyEmptyAndFormatted() throws IOException {
         String id = driver.create("fresh", 64 * MIB, mount("ext4")).getVolumeId();
