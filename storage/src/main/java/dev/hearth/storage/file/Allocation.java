@@ -44,6 +44,8 @@ final class Allocation {
      * begins and when it ends.
      */
     private final ImageCensus census;
+    /** The records kept while the census's watch says their files are unchanged. */
+    private final RecordCache records;
 
     /** A file that is to be {@code size} bytes long, {@code growth} more than it was when claimed. */
     private record Claim(long size, long growth) {}
@@ -53,8 +55,9 @@ final class Allocation {
     }
 
     /** Tells {@code records} of every record ({@code .meta}) that comes, goes or changes in the directories. */
-    Allocation(FilePoolConfig config, List<Path> directories, ImageCensus.RecordWatcher records) {
+    Allocation(FilePoolConfig config, List<Path> directories, RecordCache records) {
         this.config = config;
+        this.records = records;
         this.census = new ImageCensus(directories, records);
     }
 
@@ -69,11 +72,12 @@ final class Allocation {
     }
 
     /**
-     * {@link ImageCensus#records}: unchanged while no record has come, gone or changed; -1 when
-     * unknown. It catches the census up, so the watcher has been told of every change made before.
+     * The records' count of changes once the census has caught up (so the cache has been told of
+     * every change made before): unchanged while no record has come, gone or changed; -1 when the
+     * watch cannot say, and nothing kept may be used.
      */
     synchronized long records() {
-        return census.records();
+        return census.watching() ? records.changes() : -1;
     }
 
     /**

@@ -22,10 +22,10 @@ final class FileImages {
 
     private final Path directory;
     private final RecordCache cache;
-    /** Catches the pool's watch up and says whether the cache can be used (-1: no). */
+    /** Catches the pool's watch up and gives the cache's count of changes; -1 when the cache must not be used. */
     private final java.util.function.LongSupplier watched;
 
-    /** Keeps decoded records in {@code cache}, which {@code watched} tells of every change when it returns 0 or more. */
+    /** Keeps decoded records in {@code cache}, which is told of every change when {@code watched} returns 0 or more. */
     FileImages(Path directory, RecordCache cache, java.util.function.LongSupplier watched) {
         this.directory = directory;
         this.cache = cache;
@@ -41,16 +41,15 @@ final class FileImages {
      * says it has not changed since; empty if there is no such file.
      */
     <T> Optional<T> read(Path metadata, Class<T> type, Decoder<T> decoder) {
-        boolean cached = watched.getAsLong() >= 0;
+        long changes = watched.getAsLong(); // the cache's count of changes, or -1: not to be used
         String key = metadata.toString();
-        Object kept = cached ? cache.get(key) : null;
+        Object kept = changes >= 0 ? cache.get(key) : null;
         if (type.isInstance(kept)) {
             return Optional.of(type.cast(kept));
         }
-        long changes = cache.changes();
         try {
             T record = decoder.decode(Files.readString(metadata));
-            if (cached) {
+            if (changes >= 0) {
                 cache.put(key, record, changes);
             }
             return Optional.of(record);

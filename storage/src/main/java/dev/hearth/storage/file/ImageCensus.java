@@ -61,8 +61,6 @@ final class ImageCensus implements AutoCloseable {
     /** Whether {@link #lengths} holds every image, so that the events alone keep it current. */
     private boolean complete;
     private long listings;
-    /** Bumped by every listing and by every record ({@code .meta}) that came or went: see {@link #records}. */
-    private long recordChanges;
 
     ImageCensus(List<Path> directories, RecordWatcher watcher) {
         this.directories = List.copyOf(directories);
@@ -93,13 +91,13 @@ final class ImageCensus implements AutoCloseable {
     }
 
     /**
-     * A number that stays the same while no volume or snapshot record ({@code .meta}) has come,
-     * gone or been rewritten in the directories, so that a listing of the records made under it can be kept; -1 when
-     * the watch cannot say (no inotify, or a directory that cannot be watched): list every time.
+     * Catches up with the events, so the watcher has been told of every record change made before;
+     * false when the watch cannot say what changed (no inotify, or a directory that cannot be
+     * watched), and so what is kept by it must not be used.
      */
-    long records() {
+    boolean watching() {
         catchUp();
-        return complete ? recordChanges : -1;
+        return complete;
     }
 
     /** Applies the events queued since the last count; lists the directories where they cannot say what changed. */
@@ -155,7 +153,6 @@ final class ImageCensus implements AutoCloseable {
             }
             String name = event.name();
             if (name.endsWith(ImageFiles.METADATA)) {
-                recordChanges++;
                 watcher.changed(directory.resolve(name).toString());
             }
             if (!holdsImageBytes(name)) {
@@ -176,7 +173,6 @@ final class ImageCensus implements AutoCloseable {
      */
     private void relist() {
         listings++;
-        recordChanges++;
         watcher.unknown();
         boolean watched = inotify != null;
         if (watched) {
