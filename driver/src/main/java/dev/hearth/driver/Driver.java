@@ -7,6 +7,7 @@ import dev.hearth.driver.metrics.MetricsServer;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.driver.server.ErrorMapping;
 import dev.hearth.driver.server.GrpcServer;
+import dev.hearth.driver.server.HandlerThreads;
 import dev.hearth.driver.server.LockKeys;
 import dev.hearth.driver.server.RequestLogging;
 import dev.hearth.driver.server.UnparseableRequests;
@@ -39,7 +40,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
@@ -126,8 +126,8 @@ public final class Driver implements AutoCloseable {
         HostGate gate = new HostGate(host);
         var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(), gate,
                 new VolumeLockInterceptor(new VolumeLocks(), LockKeys::of), new ErrorMapping());
-        // Handlers block on syscalls and tools; virtual threads make that cheap without a sized pool.
-        ExecutorService handlers = Executors.newVirtualThreadPerTaskExecutor();
+        // Platform threads: a handler waits in native calls, which would hold a virtual thread's carrier.
+        ExecutorService handlers = HandlerThreads.create();
         GrpcServer server = null;
         try {
             server = GrpcServer.start(settings.endpoint(), services, interceptors, handlers);

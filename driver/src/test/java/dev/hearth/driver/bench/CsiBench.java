@@ -337,7 +337,7 @@ public final class CsiBench {
 
     /**
      * The CPU time the driver's threads have used, in milliseconds, by what they do: a JVM's
-     * request handlers (virtual threads' carriers), its gRPC transport, its JIT compiler, the rest
+     * request handlers (hearth's hearth-rpc threads; a virtual thread's carrier for drivers that use them), its gRPC transport, its JIT compiler, the rest
      * (GC, VM, a Go driver's threads). From /proc's per-thread clock ticks, so 10 ms granular.
      */
     private Map<String, Double> threadCpuMillis() throws Exception {
@@ -354,7 +354,7 @@ public final class CsiBench {
                 String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
                 String[] rest = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                 double ms = (Long.parseLong(rest[11]) + Long.parseLong(rest[12])) * (double) tick;
-                String group = name.startsWith("ForkJoinPool") ? "handlers"
+                String group = name.startsWith("hearth-rpc") || name.startsWith("ForkJoinPool") ? "handlers"
                         : name.startsWith("hearth-grpc") ? "transport"
                         : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? "jit" : "other";
                 groups.merge(group, ms, Double::sum);
