@@ -136,7 +136,8 @@ public final class Driver implements AutoCloseable {
                     : Optional.of(metrics.serve(settings.metricsAddress().get()));
             // The first lifecycle's read-only paths, run before a request needs them (the JVM's cold code).
             Thread warmUp = WarmUp.start(pools, mounter, gate, settings.stateDir(),
-                    new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), grower));
+                    new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), grower),
+                    () -> metrics.prepare(services));
             return new Driver(server, handlers, pools, metrics, http, warmUp);
         } catch (IOException | RuntimeException e) {
             if (server != null) {

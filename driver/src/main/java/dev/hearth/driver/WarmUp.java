@@ -67,11 +67,22 @@ final class WarmUp {
      * stopping driver up.
      */
     static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal) {
+        return start(pools, mounter, gate, stateDir, rehearsal, () -> {});
+    }
+
+    /** As above, with {@code first} run before the rest (the call meters registered, say). */
+    static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal,
+            Runnable first) {
         return Thread.ofPlatform().name("hearth-warm-up").daemon().start(() -> {
             try {
                 Thread.sleep(DELAY);
             } catch (InterruptedException e) {
                 return;
+            }
+            try {
+                first.run();
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "warm-up: " + e, e);
             }
             run(pools, mounter, gate, stateDir, rehearsal);
         });

@@ -70,6 +70,26 @@ class MonitoringAssetsTest {
         assertThat(missing).as("metrics used but not served; the driver serves " + scraped).isEmpty();
     }
 
+    /**
+     * A started driver's scrape has every CSI method's call series, at zero, before any call: the
+     * warm-up registers them, so that rate() has a first sample and a first call does not pay.
+     */
+    @Test
+    void everyMethodsCallSeriesIsThereAtZeroBeforeItsFirstCall() throws Exception {
+        try (TestDriver driver = TestDriver.startServingMetrics(dir)) {
+            String stage = "hearth_rpc_requests_total{code=\"OK\",method=\"NodeStageVolume\",node=\"node-a\"} 0.0";
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (!get(driver.metricsPort(), "/metrics").lines().toList().contains(stage)
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(get(driver.metricsPort(), "/metrics").lines()).contains(stage,
+                    "hearth_rpc_requests_total{code=\"OK\",method=\"CreateVolume\",node=\"node-a\"} 0.0",
+                    "hearth_rpc_requests_total{code=\"OK\",method=\"Probe\",node=\"node-a\"} 0.0",
+                    "hearth_rpc_duration_seconds_count{code=\"OK\",method=\"DeleteVolume\",node=\"node-a\"} 0");
+        }
+    }
+
     @Test
     void theRulesFileHasAnExpressionForEachOfItsAlerts() throws Exception {
         String yaml = Files.readString(MonitoringAssets.directory().resolve("prometheusrule.yaml"));

@@ -2,6 +2,7 @@ package dev.hearth.driver.metrics;
 
 import dev.hearth.storage.Pool;
 import io.grpc.ServerInterceptor;
+import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -66,6 +67,15 @@ public final class Metrics implements AutoCloseable {
     /** Goes outside ErrorMapping and the volume locks, so it counts the codes clients get. */
     public ServerInterceptor interceptor() {
         return rpc;
+    }
+
+    /**
+     * Registers, for code OK, the call meters of every method these services serve: see
+     * {@link RpcMetrics#prepare}. The warm-up does it, after the driver serves.
+     */
+    public void prepare(List<ServerServiceDefinition> services) {
+        rpc.prepare(services.stream().flatMap(service -> service.getMethods().stream())
+                .map(method -> method.getMethodDescriptor().getBareMethodName()).toList());
     }
 
     /**

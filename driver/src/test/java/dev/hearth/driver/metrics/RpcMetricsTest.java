@@ -25,13 +25,14 @@ import org.junit.jupiter.api.Test;
 class RpcMetricsTest {
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final RpcMetrics metrics = new RpcMetrics(registry);
     private final TestIdentity identity = new TestIdentity();
     private TestServer grpc;
     private IdentityGrpc.IdentityBlockingStub stub;
 
     @BeforeEach
     void serve() throws Exception {
-        grpc = TestServer.start(new Endpoint.Tcp("127.0.0.1", 0), List.of(new RpcMetrics(registry), new ErrorMapping()),
+        grpc = TestServer.start(new Endpoint.Tcp("127.0.0.1", 0), List.of(metrics, new ErrorMapping()),
                 identity);
         stub = IdentityGrpc.newBlockingStub(grpc.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
@@ -50,6 +51,27 @@ class RpcMetricsTest {
                 .contains("# TYPE hearth_rpc_requests_total counter",
                         "hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\"} 3.0",
                         "hearth_rpc_requests_total{code=\"NOT_FOUND\",method=\"Probe\"} 1.0");
+    }
+
+    @Test
+    void preparedMethodsShowAtZeroAndTheirCallsCountOnTheSameSeries() {
+        metrics.prepare(List.of("GetPluginInfo", "Probe"));
+
+        assertThat(registry.scrape().lines())
+                .contains("hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\"} 0.0",
+                        "hearth_rpc_requests_total{code=\"OK\",method=\"Probe\"} 0.0",
+                        "hearth_rpc_duration_seconds_count{code=\"OK\",method=\"Probe\"} 0")
+                .noneMatch(l -> l.contains("NOT_FOUND"));
+
+        callThreeOkAndOneNotFound();
+
+        List<String> lines = registry.scrape().lines().toList();
+        assertThat(lines).contains("hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\"} 3.0",
+                "hearth_rpc_requests_total{code=\"OK\",method=\"Probe\"} 0.0",
+                "hearth_rpc_requests_total{code=\"NOT_FOUND\",method=\"Probe\"} 1.0",
+                "hearth_rpc_duration_seconds_count{code=\"OK\",method=\"GetPluginInfo\"} 3");
+        assertThat(lines).filteredOn(l -> l.startsWith("hearth_rpc_requests_total{code=\"OK\",method=\"GetPluginInfo\"}"))
+                .hasSize(1);
     }
 
     @Test
