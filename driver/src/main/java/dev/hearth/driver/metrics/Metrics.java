@@ -2,7 +2,6 @@ package dev.hearth.driver.metrics;
 
 import dev.hearth.storage.Pool;
 import io.grpc.ServerInterceptor;
-import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -70,12 +69,19 @@ public final class Metrics implements AutoCloseable {
     }
 
     /**
-     * Registers, for code OK, the call meters of every method these services serve: see
-     * {@link RpcMetrics#prepare}. The warm-up does it, after the driver serves.
+     * The calls of a volume's life, whose meters {@link #prepare} registers ahead: the calls whose
+     * first run after a start a pod waits on. The rest get theirs at their first call, so that a
+     * method nobody calls (one hearth does not offer, say) adds no 17 series to every scrape.
      */
-    public void prepare(List<ServerServiceDefinition> services) {
-        rpc.prepare(services.stream().flatMap(service -> service.getMethods().stream())
-                .map(method -> method.getMethodDescriptor().getBareMethodName()).toList());
+    static final List<String> LIFECYCLE = List.of("CreateVolume", "NodeStageVolume", "NodePublishVolume",
+            "NodeUnpublishVolume", "NodeUnstageVolume", "DeleteVolume");
+
+    /**
+     * Registers, for code OK, the call meters of the calls of a volume's life ({@link #LIFECYCLE}):
+     * see {@link RpcMetrics#prepare}. The warm-up does it, after the driver serves.
+     */
+    public void prepare() {
+        rpc.prepare(LIFECYCLE);
     }
 
     /**

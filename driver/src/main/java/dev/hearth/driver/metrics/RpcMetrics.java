@@ -72,10 +72,10 @@ public final class RpcMetrics implements ServerInterceptor {
     }
 
     /**
-     * Registers each method's meters for code OK now, off any call's time: a method's first call
+     * Registers these methods' meters for code OK now, off any call's time: a method's first call
      * otherwise builds its counter and its histogram of 14 buckets in the registry (0.2-0.4 ms each
-     * once the registry's code has run, several ms before), and every method's series is there, at
-     * zero, from the start, which is what Prometheus' rate() and increase() need of a first sample.
+     * once the registry's code has run, several ms before), and their series are there, at zero,
+     * from the start, which is what Prometheus' rate() and increase() need of a first sample.
      */
     public void prepare(Collection<String> methods) {
         for (String method : methods) {
