@@ -63,14 +63,9 @@ final class WarmUp {
     private WarmUp() {}
 
     /**
-     * Starts the warm-up, {@link #DELAY} from now; the thread is a daemon, so it never holds a
-     * stopping driver up.
+     * Starts the warm-up, {@link #DELAY} from now, with {@code first} run before the rest (the call
+     * meters registered); the thread is a daemon, so it never holds a stopping driver up.
      */
-    static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal) {
-        return start(pools, mounter, gate, stateDir, rehearsal, () -> {});
-    }
-
-    /** As above, with {@code first} run before the rest (the call meters registered, say). */
     static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal,
             Runnable first) {
         return Thread.ofPlatform().name("hearth-warm-up").daemon().start(() -> {

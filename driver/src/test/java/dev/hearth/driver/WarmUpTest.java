@@ -90,7 +90,7 @@ class WarmUpTest {
 
     @Test
     void runsOnItsOwnThreadOnceTheDriverServes() throws Exception {
-        Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup);
+        Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup, () -> {});
         warmUp.join(60_000);
 
         assertThat(warmUp.isAlive()).isFalse();
@@ -106,7 +106,7 @@ class WarmUpTest {
     void stoppedWhileItRunsItLeavesNothingBehind() throws Exception {
         for (long after : new long[] {0, 10, 30, 50, 70, 100, 150}) {
             long delay = after == 0 ? 0 : WarmUp.DELAY.toMillis() + after;
-            Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup);
+            Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup, () -> {});
             Thread.sleep(delay);
 
             WarmUp.stop(warmUp);
