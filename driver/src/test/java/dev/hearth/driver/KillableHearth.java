@@ -3,6 +3,7 @@ package dev.hearth.driver;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.csi.v1.ControllerGrpc;
+import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import io.grpc.ManagedChannel;
@@ -77,6 +78,14 @@ final class KillableHearth implements AutoCloseable {
         return ControllerGrpc.newFutureStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
+    NodeGrpc.NodeBlockingStub node() {
+        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    NodeGrpc.NodeFutureStub nodeAsync() {
+        return NodeGrpc.newFutureStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
     /** SIGTERM, as a rolling update sends it, and the exit it leads to. */
     void stop() throws IOException, InterruptedException {
         channel.shutdownNow();
@@ -101,6 +110,11 @@ final class KillableHearth implements AutoCloseable {
         }
         channel.shutdownNow();
         return lvm;
+    }
+
+    /** The programs the driver is running now (mkfs.ext4, e2fsck...), by their paths. */
+    List<String> tools() {
+        return process.process().descendants().map(p -> p.info().command().orElse("?")).toList();
     }
 
     /** Waits until the driver runs lvm {@code verb} (e.g. "lvextend"); false if it has not within {@code timeout}. */

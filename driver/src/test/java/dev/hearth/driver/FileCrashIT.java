@@ -1,0 +1,561 @@
+package dev.hearth.driver;
+
+import static dev.hearth.driver.TestDriver.MIB;
+import static dev.hearth.driver.TestDriver.block;
+import static dev.hearth.driver.TestDriver.mount;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
+import com.google.protobuf.Message;
+import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.VolumeId;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * kill -9 of {@code hearth serve} on its default file pool in the middle of each call a volume's
+ * life is made of, as the provisioner, the resizer, the snapshotter and the kubelet make them
+ * (create, clone, snapshot, stage, publish, expand, unpublish, unstage, delete), then the same call
+ * retried on a driver started again on the same state, as the sidecars and the kubelet retry it.
+ * Each converges to what the crash-free call makes: the same answer; the filesystem formatted
+ * once, sound ({@code e2fsck -fn}) and never over data a pod wrote; the data of a clone or
+ * snapshot; and, once the volume is gone through the API, nothing left behind (no file in the
+ * pool, no loop device, no mount, no open format record).
+ *
+ * <p>Each call is first made crash-free, which gives its duration; each kill lands at a delay drawn
+ * from a stratum of 0 to 1 times it. The driver is killed with the tools it runs (mkfs, e2fsck),
+ * as the end of its container would. The seed is printed; {@code -Dhearth.crash.seed=} repeats a
+ * run, {@code -Dhearth.crash.kills=} sets the kills per scenario (3 unless given).
+ */
+@RequiresRoot
+@RequiresTools({"mkfs.ext4", "e2fsck", "resize2fs", "blkid", "mkfs.xfs", "xfs_growfs"})
+class FileCrashIT {
+
+    private static final long SIZE = 64 * MIB;
+    private static final long GROWN = 96 * MIB;
+    /** xfs's smallest filesystem is 300 MiB. */
+    private static final long XFS_SIZE = 320 * MIB;
+    private static final int DATA_BYTES = (int) MIB;
+    private static final List<String> JVM = List.of("-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+            "-XX:CompileThresholdScaling=0.02", "-XX:-UsePerfData");
+
+    @TempDir
+    Path dir;
+
+    private KillableHearth hearth;
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (hearth != null) {
+            hearth.close();
+        }
+        Path real = dir.toRealPath();
+        for (MountEntry mount : TestDriver.mountsUnder(real).reversed()) {
+            Mounts.unmount(mount.mountPoint());
+        }
+        for (LoopAttachment loop : TestDriver.loopDevicesUnder(real).reversed()) {
+            Loop.detach(loop.device());
+        }
+    }
+
+    @TestFactory
+    Stream<DynamicTest> aCallKilledMidwayAndRetriedConvergesWithNothingLeaked() throws Exception {
+        long seed = Long.getLong("hearth.crash.seed", new SecureRandom().nextLong());
+        int kills = Integer.getInteger("hearth.crash.kills", 3);
+        System.out.println("FileCrashIT: seed " + seed + " (repeat with -Dhearth.crash.seed=" + seed + "), " + kills
+                + " kills per scenario");
+        Path state = dir.resolve("state");
+        hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), JVM, dir.resolve("hearth.jsa"),
+                List.of("--node-id", "crash", "--state-dir", state.toString(), "--metrics-address", ""));
+        hearth.start();
+        Crashes crashes = new Crashes(hearth, state, dir.resolve("kubelet"));
+        crashes.makeSources();
+        // The classes the driver loaded are archived as it stops: every restart after this is faster.
+        hearth.stop();
+        hearth.start();
+        System.out.println("FileCrashIT: sources made; a restart takes " + hearth.lastStart().toMillis() + " ms");
+        crashes.baseline();
+        List<Scenario> scenarios = crashes.scenarios();
+        return Stream.iterate(0, i -> i < scenarios.size(), i -> i + 1).map(i -> {
+            Scenario scenario = scenarios.get(i);
+            return DynamicTest.dynamicTest(scenario.name() + " (seed " + (seed + i) + ")",
+                    () -> crashes.run(scenario, new Random(seed + i), kills));
+        });
+    }
+
+    /** One CSI call with fixed arguments, begun asynchronously; its answer as far as a retry must repeat it. */
+    record Call(String what, Function<KillableHearth, ListenableFuture<String>> begin) {
+
+        static <T extends Message> Call of(String what, Function<KillableHearth, ListenableFuture<T>> begin,
+                Function<T, String> answer) {
+            return new Call(what, h -> Futures.transform(begin.apply(h), answer::apply, MoreExecutors.directExecutor()));
+        }
+
+        String blocking(KillableHearth hearth) throws Exception {
+            try {
+                return begin.apply(hearth).get(150, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof StatusRuntimeException status) {
+                    throw status;
+                }
+                throw e;
+            }
+        }
+    }
+
+    @FunctionalInterface
+    interface Step {
+        void run() throws Exception;
+    }
+
+    @FunctionalInterface
+    interface Check {
+        void check(String answer) throws Exception;
+    }
+
+    /**
+     * {@code prepare} brings the volume to where the call starts from, {@code check} looks at what
+     * the call made, {@code undo} takes everything away again through the API.
+     */
+    record Scenario(String name, Step prepare, Call call, Check check, Step undo) {}
+
+    /** The scenarios, on one driver that each kill replaces. */
+    static final class Crashes {
+
+        private final KillableHearth hearth;
+        private final Path state;
+        private final Path pool;
+        private final Path kubelet;
+        private final byte[] data = TestData.random(DATA_BYTES, 11);
+        private String source;
+        private String sourceSnapshot;
+        private List<String> basePool;
+        /** The snapshot the createSnapshot scenario made last. */
+        private String snapshot;
+
+        Crashes(KillableHearth hearth, Path state, Path kubelet) {
+            this.hearth = hearth;
+            this.state = state;
+            this.pool = state.resolve("pools/default");
+            this.kubelet = kubelet;
+        }
+
+        /** A volume holding the data in a file, and a snapshot of it: what clones and restores copy. */
+        void makeSources() throws Exception {
+            source = idOf(create("src", SIZE, mount("ext4"), null).blocking(hearth));
+            stage(source, mount("ext4"));
+            write(staging(source).resolve("data"));
+            unstage(source);
+            sourceSnapshot = hearth.controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("src-snap")
+                    .setSourceVolumeId(source).build()).getSnapshot().getSnapshotId();
+        }
+
+        /** What the pool directory holds between scenarios. */
+        void baseline() throws IOException {
+            basePool = poolFiles();
+        }
+
+        List<Scenario> scenarios() {
+            VolumeCapability ext4 = mount("ext4");
+            VolumeCapability xfs = mount("xfs");
+            String vol = "pvc-crash";
+            return List.of(
+                    new Scenario("createVolume", () -> {}, create(vol, SIZE, ext4, null),
+                            answer -> assertThat(answer).endsWith(" " + SIZE), this::deleteAll),
+                    new Scenario("createVolumeFromVolume", () -> {},
+                            create(vol, SIZE, ext4, TestDriver.fromVolume(source)),
+                            answer -> checkDataAfterStage(idOf(answer), ext4), this::deleteAll),
+                    new Scenario("createVolumeFromSnapshot", () -> {},
+                            create(vol, GROWN, ext4, TestDriver.fromSnapshot(sourceSnapshot)), answer -> {
+                                assertThat(answer).endsWith(" " + GROWN);
+                                checkDataAfterStage(idOf(answer), ext4);
+                            }, this::deleteAll),
+                    new Scenario("createSnapshot", () -> {},
+                            Call.of("CreateSnapshot snap-crash", h -> h.controllerAsync().createSnapshot(
+                                    CreateSnapshotRequest.newBuilder().setName("snap-crash").setSourceVolumeId(source)
+                                            .build()), r -> r.getSnapshot().getSnapshotId() + " "
+                                    + r.getSnapshot().getSizeBytes() + (r.getSnapshot().getReadyToUse() ? "" : " not ready")),
+                            answer -> {
+                                snapshot = idOf(answer);
+                                create("pvc-restored", SIZE, ext4, TestDriver.fromSnapshot(snapshot)).blocking(hearth);
+                                checkDataAfterStage(id("pvc-restored"), ext4);
+                            },
+                            () -> {
+                                deleteAll();
+                                hearth.controller().deleteSnapshot(
+                                        DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build());
+                            }),
+                    new Scenario("nodeStageVolume.new", () -> createNew(vol, ext4), stageCall(vol, ext4),
+                            answer -> {
+                                assertThat(mounted(staging(id(vol)))).as("staged").isTrue();
+                                write(staging(id(vol)).resolve("data"));
+                                unstage(id(vol));
+                                fsck(id(vol));
+                                stage(id(vol), ext4);
+                                assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
+                            },
+                            this::deleteAll),
+                    new Scenario("nodeStageVolume.withData", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        write(staging(id(vol)).resolve("data"));
+                        unstage(id(vol));
+                    }, stageCall(vol, ext4), answer -> {
+                        assertThat(read(staging(id(vol)).resolve("data"))).as("the pod's data, never formatted over")
+                                .isEqualTo(data);
+                    }, this::deleteAll),
+                    new Scenario("nodePublishVolume", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        write(staging(id(vol)).resolve("data"));
+                    }, publishCall(vol, ext4), answer -> {
+                        assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data);
+                    }, this::deleteAll),
+                    new Scenario("nodeUnpublishVolume", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        publishCall(vol, ext4).blocking(hearth);
+                        write(target(id(vol)).resolve("data"));
+                    }, unpublishCall(vol), answer -> {
+                        assertThat(mounted(target(id(vol)))).as("still published").isFalse();
+                        assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
+                    }, this::deleteAll),
+                    new Scenario("nodeUnstageVolume", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        write(staging(id(vol)).resolve("data"));
+                    }, unstageCall(vol), answer -> {
+                        assertThat(mounted(staging(id(vol)))).as("still staged").isFalse();
+                        assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
+                        fsck(id(vol));
+                    }, this::deleteAll),
+                    new Scenario("deleteVolume.used", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        write(staging(id(vol)).resolve("data"));
+                        unstage(id(vol));
+                    }, Call.of("DeleteVolume " + vol, h -> h.controllerAsync().deleteVolume(
+                            DeleteVolumeRequest.newBuilder().setVolumeId(id(vol)).build()), r -> "deleted"),
+                            answer -> assertThat(poolFiles()).as("what the pool holds").isEqualTo(basePool),
+                            this::deleteAll),
+                    new Scenario("block.nodeStageAndPublish", () -> createNew(vol, block()),
+                            Call.of("NodeStageVolume+NodePublishVolume block " + vol, h -> Futures.transformAsync(
+                                    h.nodeAsync().nodeStageVolume(stageRequest(vol, block())),
+                                    r -> h.nodeAsync().nodePublishVolume(publishRequest(vol, block())),
+                                    MoreExecutors.directExecutor()), r -> "published"),
+                            answer -> {
+                                Path device = target(id(vol));
+                                try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
+                                    channel.write(ByteBuffer.wrap(data), 8 * MIB);
+                                    channel.force(true);
+                                }
+                                assertThat(Files.size(pool.resolve(id(vol) + ".img"))).isEqualTo(SIZE);
+                            }, this::deleteAll),
+                    // xfs, which grows while mounted without CAP_SYS_RESOURCE (ext4 needs it, and this host's root lacks it)
+                    new Scenario("nodeExpandVolume.online.xfs", () -> {
+                        create(vol, XFS_SIZE, xfs, null).blocking(hearth);
+                        stage(id(vol), xfs);
+                        publishCall(vol, xfs).blocking(hearth);
+                        write(target(id(vol)).resolve("data"));
+                    }, Call.of("NodeExpandVolume " + vol, h -> h.nodeAsync().nodeExpandVolume(
+                            NodeExpandVolumeRequest.newBuilder().setVolumeId(id(vol))
+                                    .setVolumePath(target(id(vol)).toString())
+                                    .setStagingTargetPath(staging(id(vol)).toString())
+                                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(2 * XFS_SIZE))
+                                    .setVolumeCapability(xfs).build()), r -> "expanded " + r.getCapacityBytes()),
+                            answer -> {
+                                assertThat(answer).isEqualTo("expanded " + 2 * XFS_SIZE);
+                                assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data);
+                                long total = Files.getFileStore(target(id(vol))).getTotalSpace();
+                                assertThat(total).as("the filesystem's size").isGreaterThan(XFS_SIZE * 3 / 2);
+                                assertThat(Files.size(pool.resolve(id(vol) + ".img"))).isEqualTo(2 * XFS_SIZE);
+                            }, this::deleteAll));
+        }
+
+        /**
+         * The call made crash-free (its answer and duration the reference), then for each kill:
+         * prepared, begun, the driver killed after the drawn delay and started again, the call
+         * retried until it succeeds, the outcome checked and undone, and nothing left behind.
+         */
+        void run(Scenario scenario, Random random, int kills) throws Exception {
+            try {
+                // Timed as the killed calls run: on a driver started again a few calls before (a kill
+                // between calls, which any call must survive), after the scenario's preparation.
+                hearth.kill();
+                hearth.start();
+                scenario.prepare().run();
+                long start = System.nanoTime();
+                String reference = scenario.call().blocking(hearth);
+                long took = Duration.ofNanos(System.nanoTime() - start).toMillis();
+                scenario.check().check(reference);
+                scenario.undo().run();
+                assertNothingLeft();
+                System.out.println(scenario.name() + ": crash-free " + scenario.call().what() + " took " + took
+                        + " ms, answered " + reference);
+                for (int kill = 0; kill < kills; kill++) {
+                    scenario.prepare().run();
+                    long delay = (long) (took * (kill + random.nextDouble()) / kills);
+                    long begun = System.nanoTime();
+                    ListenableFuture<String> call = scenario.call().begin().apply(hearth);
+                    Thread.sleep(delay);
+                    boolean returned = call.isDone();
+                    List<String> tools = hearth.tools();
+                    long killedAt = Duration.ofNanos(System.nanoTime() - begun).toMillis();
+                    hearth.kill();
+                    hearth.start();
+                    Map<String, Integer> refusals = new LinkedHashMap<>();
+                    String answer = retry(scenario.call(), refusals);
+                    System.out.printf("  kill %d/%d at %d ms (drawn %d of %d)%s%s; restarted in %d ms; retried %s%n",
+                            kill + 1, kills, killedAt, delay, took, returned ? ", after the call had returned" : "",
+                            tools.isEmpty() ? "" : ", during " + tools, hearth.lastStart().toMillis(),
+                            refusals.isEmpty() ? "once" : "after refusals " + refusals);
+                    assertThat(answer).as("the retried call answers as the crash-free one did").isEqualTo(reference);
+                    scenario.check().check(answer);
+                    scenario.undo().run();
+                    assertNothingLeft();
+                }
+            } catch (Throwable t) {
+                System.out.println("driver stderr (tail):\n" + tail(hearth.stderr()));
+                try {
+                    deleteAll(); // so that the next scenario starts from the baseline
+                } catch (Exception | AssertionError again) {
+                    t.addSuppressed(again);
+                }
+                throw t;
+            }
+        }
+
+        private String retry(Call call, Map<String, Integer> refusals) throws Exception {
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            String last = "";
+            int same = 0;
+            while (true) {
+                try {
+                    return call.blocking(hearth);
+                } catch (StatusRuntimeException e) {
+                    String refusal = e.getStatus().getCode() + " \"" + e.getStatus().getDescription() + "\"";
+                    refusals.merge(refusal, 1, Integer::sum);
+                    same = refusal.equals(last) ? same + 1 : 1;
+                    last = refusal;
+                    assertThat(System.nanoTime() < deadline && same < 10)
+                            .as("%s succeeds when retried; refused: %s", call.what(), refusals).isTrue();
+                    Thread.sleep(200);
+                }
+            }
+        }
+
+        private void assertNothingLeft() throws IOException {
+            assertThat(poolFiles()).as("the pool's files").isEqualTo(basePool);
+            assertThat(TestDriver.mountsUnder(kubelet.getParent().toRealPath())).as("mounts").isEmpty();
+            assertThat(TestDriver.loopDevicesUnder(pool.toRealPath())).as("loop devices").isEmpty();
+            try (Stream<Path> files = Files.walk(state)) {
+                assertThat(files.filter(f -> f.getFileName().toString().endsWith(".formatting")).toList())
+                        .as("open format records").isEmpty();
+            }
+        }
+
+        // ---- calls
+
+        private Call create(String name, long bytes, VolumeCapability capability, VolumeContentSource source) {
+            CreateVolumeRequest.Builder request = CreateVolumeRequest.newBuilder().setName(name)
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
+                    .addVolumeCapabilities(capability);
+            if (source != null) {
+                request.setVolumeContentSource(source);
+            }
+            CreateVolumeRequest built = request.build();
+            return Call.of("CreateVolume " + name, h -> h.controllerAsync().createVolume(built),
+                    r -> r.getVolume().getVolumeId() + " " + r.getVolume().getCapacityBytes());
+        }
+
+        private Call stageCall(String name, VolumeCapability capability) {
+            return Call.of("NodeStageVolume " + name,
+                    h -> h.nodeAsync().nodeStageVolume(stageRequest(name, capability)), r -> "staged");
+        }
+
+        private Call publishCall(String name, VolumeCapability capability) {
+            return Call.of("NodePublishVolume " + name,
+                    h -> h.nodeAsync().nodePublishVolume(publishRequest(name, capability)), r -> "published");
+        }
+
+        private Call unpublishCall(String name) {
+            return Call.of("NodeUnpublishVolume " + name, h -> h.nodeAsync().nodeUnpublishVolume(
+                    NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id(name))
+                            .setTargetPath(target(id(name)).toString()).build()), r -> "unpublished");
+        }
+
+        private Call unstageCall(String name) {
+            return Call.of("NodeUnstageVolume " + name, h -> h.nodeAsync().nodeUnstageVolume(
+                    NodeUnstageVolumeRequest.newBuilder().setVolumeId(id(name))
+                            .setStagingTargetPath(staging(id(name)).toString()).build()), r -> "unstaged");
+        }
+
+        private NodeStageVolumeRequest stageRequest(String name, VolumeCapability capability) {
+            directory(staging(id(name)));
+            return NodeStageVolumeRequest.newBuilder().setVolumeId(id(name))
+                    .setStagingTargetPath(staging(id(name)).toString()).setVolumeCapability(capability).build();
+        }
+
+        private NodePublishVolumeRequest publishRequest(String name, VolumeCapability capability) {
+            directory(target(id(name)).getParent());
+            return NodePublishVolumeRequest.newBuilder().setVolumeId(id(name))
+                    .setStagingTargetPath(staging(id(name)).toString()).setTargetPath(target(id(name)).toString())
+                    .setVolumeCapability(capability).build();
+        }
+
+        // ---- volumes by name: an ID is minted from its name, so every round's volume has the same
+
+        private void createNew(String name, VolumeCapability capability) throws Exception {
+            create(name, SIZE, capability, null).blocking(hearth);
+        }
+
+        /** The ID of the volume named {@code nameOrId}; an ID stays as it is. */
+        private static String id(String nameOrId) {
+            return nameOrId.startsWith("pvc-") ? VolumeId.mint("default", nameOrId).toString() : nameOrId;
+        }
+
+        private static String idOf(String answer) {
+            return answer.substring(0, answer.indexOf(' '));
+        }
+
+        private void stage(String id, VolumeCapability capability) {
+            directory(staging(id));
+            hearth.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging(id).toString()).setVolumeCapability(capability).build());
+        }
+
+        private void unstage(String id) {
+            hearth.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging(id).toString()).build());
+        }
+
+        private void deleteVolume(String id) {
+            hearth.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        }
+
+        /** Everything the scenario's volumes have, taken away as the kubelet and the provisioner would. */
+        private void deleteAll() throws Exception {
+            for (String name : List.of("pvc-crash", "pvc-restored")) {
+                String id = id(name);
+                if (!Files.exists(pool.resolve(id + ".img")) && !Files.exists(pool.resolve(id + ".meta"))) {
+                    continue;
+                }
+                hearth.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                        .setTargetPath(target(id).toString()).build());
+                unstage(id);
+                deleteVolume(id);
+            }
+        }
+
+        private void checkDataAfterStage(String id, VolumeCapability capability) throws Exception {
+            stage(id, capability);
+            assertThat(read(staging(id).resolve("data"))).as("the source's data").isEqualTo(data);
+            unstage(id);
+            fsck(id);
+        }
+
+        // ---- the node
+
+        private Path staging(String id) {
+            return kubelet.resolve("plugins/staging").resolve(id);
+        }
+
+        private Path target(String id) {
+            return kubelet.resolve("pods/pod-0/volumes").resolve(id);
+        }
+
+        /** As the kubelet makes a staging directory, and a target's parent, before its call. */
+        private static void directory(Path path) {
+            try {
+                Files.createDirectories(path);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private boolean mounted(Path path) throws IOException {
+            Path real = path.toAbsolutePath();
+            return TestDriver.mountsUnder(real).stream().anyMatch(m -> m.mountPoint().equals(real));
+        }
+
+        private List<LoopAttachment> attached(String id) throws IOException {
+            Path image = pool.toRealPath().resolve(id + ".img");
+            return Loop.list().stream().filter(l -> l.backingFile().equals(image)).toList();
+        }
+
+        private void fsck(String id) throws Exception {
+            Process fsck = new ProcessBuilder("e2fsck", "-fn", pool.resolve(id + ".img").toString())
+                    .redirectErrorStream(true).start();
+            String output = new String(fsck.getInputStream().readAllBytes());
+            assertThat(fsck.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(fsck.exitValue()).as("e2fsck -fn of %s: %s", id, output).isZero();
+        }
+
+        private void write(Path file) throws IOException {
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer buffer = ByteBuffer.wrap(data);
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+                channel.force(true);
+            }
+        }
+
+        private static byte[] read(Path file) throws IOException {
+            return Files.readAllBytes(file);
+        }
+
+        private List<String> poolFiles() throws IOException {
+            try (Stream<Path> files = Files.walk(pool)) {
+                return files.filter(Files::isRegularFile).map(f -> pool.relativize(f).toString())
+                        .filter(f -> !f.equals(".hearth.lock")).sorted().toList();
+            }
+        }
+
+        private static String tail(String text) {
+            return text.length() <= 4000 ? text : text.substring(text.length() - 4000);
+        }
+    }
+
+}
