@@ -1,5 +1,6 @@
 package dev.hearth.storage.file;
 
+import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Errno;
 import dev.hearth.linux.FileOps;
 import dev.hearth.linux.FileSystems;
@@ -389,6 +390,7 @@ public final class FilePool implements Pool {
         requireWritable("expand volumes");
         Volume volume = find(id).orElseThrow(() -> new StorageException.NotFound("volume " + id + " does not exist"));
         if (range.requiredBytes() <= volume.sizeBytes()) {
+            resizeLoopDevice(id, volume.sizeBytes());
             return volume;
         }
         long size = range.resolve(GRANULARITY, volume.sizeBytes(), volume.sizeBytes());
@@ -418,6 +420,27 @@ public final class FilePool implements Pool {
                     + e.getMessage(), e);
         } finally {
             allocation.release(files.image());
+        }
+    }
+
+    /**
+     * A retried expansion whose first try grew the image and its record but was cut short (the
+     * driver killed) before the loop device was told: the device still shows the old size, and the
+     * filesystem grown next would stay as it was. Tells the device now if it is smaller than the
+     * volume; a device already at the size is left alone.
+     */
+    private void resizeLoopDevice(VolumeId id, long sizeBytes) {
+        Optional<LoopDevice> loop = attachedDevice(id).flatMap(LoopDevice::fromPath);
+        if (loop.isEmpty()) {
+            return;
+        }
+        try {
+            if (BlockDevices.size(loop.get().path()) < sizeBytes) {
+                Loop.setCapacity(loop.get());
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("growing the loop device " + loop.get().path() + " of volume " + id
+                    + " to its image's " + sizeBytes + " bytes: " + e.getMessage(), e);
         }
     }
 

@@ -15,6 +15,7 @@ import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.ScratchFilesystem;
+import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
@@ -861,6 +862,38 @@ class FilePoolTest {
         System.arraycopy(data, 0, block, 0, data.length);
         Scratch.writeAt(device, 2 * MIB, block);
         assertThat(Scratch.readAt(image(volume.id()), 2 * MIB, data.length)).isEqualTo(data);
+    }
+
+    /**
+     * The first try of an expansion grew the image and wrote its record, and the driver was killed
+     * before it told the loop device (FileCrashIT found it): the retry, which finds the volume at
+     * its size already, still brings the device to it, or the filesystem grown next stays small.
+     */
+    @Test
+    @RequiresRoot
+    void aRetriedExpansionGrowsTheLoopDeviceTheFirstTryDidNotTell() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        detachAllOf(image(volume.id()));
+        Path device = pool.attach(volume.id()).device();
+        // What the killed first try left: the image and its record at 24 MiB, the device at 16.
+        try (RandomAccessFile image = new RandomAccessFile(image(volume.id()).toFile(), "rw")) {
+            image.setLength(24 * MIB);
+        }
+        AtomicFiles.write(ImageFiles.of(dir.resolve("pool"), volume.id()).metadata(),
+                Metadata.encode(volume.withSize(24 * MIB)));
+        assertThat(BlockDevices.size(device)).isEqualTo(16 * MIB);
+
+        Volume grown = pool.expansion().orElseThrow().expand(volume.id(), new CapacityRange(24 * MIB, 0));
+
+        assertThat(grown.sizeBytes()).isEqualTo(24 * MIB);
+        assertThat(BlockDevices.size(device)).isEqualTo(24 * MIB);
+        // A device already at the size is left as it is; so is a volume not attached.
+        pool.expansion().orElseThrow().expand(volume.id(), new CapacityRange(20 * MIB, 0));
+        assertThat(BlockDevices.size(device)).isEqualTo(24 * MIB);
+        pool.detach(volume.id());
+        assertThat(pool.expansion().orElseThrow().expand(volume.id(), new CapacityRange(24 * MIB, 0)).sizeBytes())
+                .isEqualTo(24 * MIB);
     }
 
     @Test
