@@ -65,7 +65,8 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Each call is first made crash-free, which gives its duration; each kill lands at a delay drawn
  * from a stratum of 0 to 1 times it. The driver is killed with the tools it runs (mkfs, e2fsck),
  * as the end of its container would. The seed is printed; {@code -Dhearth.crash.seed=} repeats a
- * run, {@code -Dhearth.crash.kills=} sets the kills per scenario (3 unless given).
+ * run, {@code -Dhearth.crash.kills=} sets the kills per scenario (3 unless given),
+ * {@code -Dhearth.crash.only=} a regex of the scenarios to run (all unless given).
  */
 @RequiresRoot
 @RequiresTools({"mkfs.ext4", "e2fsck", "resize2fs", "blkid", "mkfs.xfs", "xfs_growfs"})
@@ -115,7 +116,8 @@ class FileCrashIT {
         hearth.start();
         System.out.println("FileCrashIT: sources made; a restart takes " + hearth.lastStart().toMillis() + " ms");
         crashes.baseline();
-        List<Scenario> scenarios = crashes.scenarios();
+        String only = System.getProperty("hearth.crash.only", ".*");
+        List<Scenario> scenarios = crashes.scenarios().stream().filter(s -> s.name().matches(only)).toList();
         return Stream.iterate(0, i -> i < scenarios.size(), i -> i + 1).map(i -> {
             Scenario scenario = scenarios.get(i);
             return DynamicTest.dynamicTest(scenario.name() + " (seed " + (seed + i) + ")",
@@ -291,18 +293,33 @@ class FileCrashIT {
                                 }
                                 assertThat(Files.size(pool.resolve(id(vol) + ".img"))).isEqualTo(SIZE);
                             }, this::deleteAll),
+                    new Scenario("nodeExpandVolume.unstaged.ext4", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        write(staging(id(vol)).resolve("data"));
+                        unstage(id(vol));
+                    }, expandCall(vol, ext4, GROWN), answer -> {
+                        assertThat(answer).isEqualTo("expanded " + GROWN);
+                        checkGrownAfterStage(id(vol), ext4);
+                    }, this::deleteAll),
+                    // The stage after an expansion grows the ext4 before it mounts it (resize2fs offline).
+                    new Scenario("nodeStageVolume.afterExpand.ext4", () -> {
+                        createNew(vol, ext4);
+                        stage(id(vol), ext4);
+                        write(staging(id(vol)).resolve("data"));
+                        unstage(id(vol));
+                        expandCall(vol, ext4, GROWN).blocking(hearth);
+                    }, stageCall(vol, ext4), answer -> {
+                        unstage(id(vol));
+                        checkGrownAfterStage(id(vol), ext4);
+                    }, this::deleteAll),
                     // xfs, which grows while mounted without CAP_SYS_RESOURCE (ext4 needs it, and this host's root lacks it)
                     new Scenario("nodeExpandVolume.online.xfs", () -> {
                         create(vol, XFS_SIZE, xfs, null).blocking(hearth);
                         stage(id(vol), xfs);
                         publishCall(vol, xfs).blocking(hearth);
                         write(target(id(vol)).resolve("data"));
-                    }, Call.of("NodeExpandVolume " + vol, h -> h.nodeAsync().nodeExpandVolume(
-                            NodeExpandVolumeRequest.newBuilder().setVolumeId(id(vol))
-                                    .setVolumePath(target(id(vol)).toString())
-                                    .setStagingTargetPath(staging(id(vol)).toString())
-                                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(2 * XFS_SIZE))
-                                    .setVolumeCapability(xfs).build()), r -> "expanded " + r.getCapacityBytes()),
+                    }, expandCall(vol, xfs, 2 * XFS_SIZE),
                             answer -> {
                                 assertThat(answer).isEqualTo("expanded " + 2 * XFS_SIZE);
                                 assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data);
@@ -423,6 +440,17 @@ class FileCrashIT {
                             .setTargetPath(target(id(name)).toString()).build()), r -> "unpublished");
         }
 
+        /** NodeExpandVolume of a published volume at its target, of an unpublished one at its staging path. */
+        private Call expandCall(String name, VolumeCapability capability, long bytes) {
+            return Call.of("NodeExpandVolume " + name, h -> {
+                Path path = Files.exists(target(id(name))) ? target(id(name)) : staging(id(name));
+                return h.nodeAsync().nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id(name))
+                        .setVolumePath(path.toString()).setStagingTargetPath(staging(id(name)).toString())
+                        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
+                        .setVolumeCapability(capability).build());
+            }, r -> "expanded " + r.getCapacityBytes());
+        }
+
         private Call unstageCall(String name) {
             return Call.of("NodeUnstageVolume " + name, h -> h.nodeAsync().nodeUnstageVolume(
                     NodeUnstageVolumeRequest.newBuilder().setVolumeId(id(name))
@@ -484,6 +512,16 @@ class FileCrashIT {
                 unstage(id);
                 deleteVolume(id);
             }
+        }
+
+        /** Staged again, the ext4 fills the grown volume and holds the data; sound once unstaged. */
+        private void checkGrownAfterStage(String id, VolumeCapability capability) throws Exception {
+            stage(id, capability);
+            assertThat(read(staging(id).resolve("data"))).as("the data after the growth").isEqualTo(data);
+            assertThat(Files.getFileStore(staging(id)).getTotalSpace()).as("the grown filesystem's size")
+                    .isGreaterThan(SIZE);
+            unstage(id);
+            fsck(id);
         }
 
         private void checkDataAfterStage(String id, VolumeCapability capability) throws Exception {

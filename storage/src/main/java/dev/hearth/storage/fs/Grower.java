@@ -82,43 +82,78 @@ public final class Grower {
         }
     }
 
-    /**
-     * Grows an unmounted ext4 to fill its device before it is first mounted: {@code e2fsck -f -p}
-     * (resize2fs insists on a freshly checked filesystem) then {@code resize2fs}. Offline, it needs
-     * no CAP_SYS_RESOURCE, which an online grow does. Other types grow once mounted; a filesystem
-     * that already fills its device is left alone without running a tool.
-     *
-     * @return whether it grew the filesystem
-     * @throws StorageException.Failed if the sizes cannot be read or e2fsck or resize2fs fails
+    /*
+     * An unmounted ext4 grows before it is first mounted, offline, which needs no CAP_SYS_RESOURCE
+     * (an online grow does): checkExt4 (resize2fs insists on a freshly checked filesystem), then
+     * resizeExt4. Other types grow once mounted. The caller keeps a record around resizeExt4 alone,
+     * so that repairExt4 (-y) only ever runs on damage a cut-short resize of its own left.
      */
-    public boolean growUnmountedExt4(Path device) {
-        long deviceSize;
-        long filesystemSize;
+
+    /**
+     * Whether the unmounted ext4 on {@code device} ends more than {@link #SLACK_BYTES} short of it:
+     * whether it has to grow.
+     *
+     * @throws StorageException.Failed if the sizes cannot be read
+     */
+    public boolean ext4FallsShort(Path device) {
         try {
-            deviceSize = BlockDevices.size(device);
-            filesystemSize = FilesystemSize.of(device).orElseThrow(() -> new StorageException.Failed(
+            long deviceSize = BlockDevices.size(device);
+            long filesystemSize = FilesystemSize.of(device).orElseThrow(() -> new StorageException.Failed(
                     "no ext4 superblock found on " + device + " to grow"));
+            return deviceSize - filesystemSize >= SLACK_BYTES;
         } catch (IOException e) {
             throw new StorageException.Failed("reading the sizes of " + device + " and its ext4: " + e.getMessage(), e);
         }
-        if (deviceSize - filesystemSize < SLACK_BYTES) {
-            return false;
-        }
-        Path target = device.toAbsolutePath();
-        // -p repairs only what is safe without asking; exit 1 means "errors corrected", which is fine.
+    }
+
+    /**
+     * {@code e2fsck -f -p}: repairs only what is safe without asking (exit 1, "errors corrected", is
+     * fine), and refuses anything else.
+     *
+     * @throws StorageException.Failed if e2fsck fails or finds what -p does not repair
+     */
+    public void checkExt4(Path device) {
         try {
-            tool.run(List.of("e2fsck", "-f", "-p", target.toString()), GROW_TIMEOUT);
+            tool.run(List.of("e2fsck", "-f", "-p", device.toAbsolutePath().toString()), GROW_TIMEOUT);
         } catch (ToolException e) {
             if (e.exitCode().orElse(-1) != 1) {
                 throw StorageException.Failed.byTool("e2fsck of " + device + " before growing it: " + e.getMessage(), e);
             }
         }
+    }
+
+    /**
+     * {@code e2fsck -f -y}, for an ext4 whose last offline grow was cut short (the caller holds the
+     * record that proves it): a resize2fs killed midway leaves new groups, free counts or the resize
+     * inode half written, which -p refuses to repair. A grow changes none of the groups that held
+     * data before it; it moves nothing when the filesystem has reserved descriptor blocks, as every
+     * ext4 this driver makes does.
+     *
+     * @throws StorageException.Failed if e2fsck fails or leaves errors uncorrected
+     */
+    public void repairExt4(Path device) {
         try {
-            tool.run(List.of("resize2fs", target.toString()), GROW_TIMEOUT);
+            tool.run(List.of("e2fsck", "-f", "-y", device.toAbsolutePath().toString()), GROW_TIMEOUT);
+        } catch (ToolException e) {
+            // 1: errors corrected; 2: corrected, and a mounted root would need a reboot (not ours).
+            if (e.exitCode().orElse(-1) > 2) {
+                throw StorageException.Failed.byTool("e2fsck -y of " + device + ", whose last grow was cut short: "
+                        + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * {@code resize2fs}: grows the unmounted, freshly checked ext4 to fill its device.
+     *
+     * @throws StorageException.Failed if resize2fs fails
+     */
+    public void resizeExt4(Path device) {
+        try {
+            tool.run(List.of("resize2fs", device.toAbsolutePath().toString()), GROW_TIMEOUT);
         } catch (ToolException e) {
             throw StorageException.Failed.byTool("growing the ext4 filesystem on " + device + ": " + e.getMessage(), e);
         }
-        return true;
     }
 
     /** The size the mounted filesystem has now, as the kernel sees it. */

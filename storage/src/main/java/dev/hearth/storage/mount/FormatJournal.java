@@ -12,19 +12,28 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Records, per volume, that its first mkfs has begun and not yet finished. A crash in the middle
- * of mkfs leaves a half-written filesystem that the signature probe rightly treats as foreign
- * data; the open entry is the proof that it is this driver's own unfinished work on a device that
- * was empty, so the retried stage may format it again. Entries live on the node's state directory.
+ * Records, per volume, that its first mkfs has begun and not yet finished, and likewise an offline
+ * grow of its ext4 (resize2fs before the stage mounts it).
+ *
+ * <p>A crash in the middle of mkfs leaves a half-written filesystem that the signature probe
+ * rightly treats as foreign data; the open entry is the proof that it is this driver's own
+ * unfinished work on a device that was empty, so the retried stage may format it again. A crash in
+ * the middle of resize2fs leaves an ext4 whose new groups, counts or resize inode are half written,
+ * which {@code e2fsck -p} refuses to touch; the open entry is the proof that the damage is this
+ * driver's own interrupted grow, so the retried stage may let {@code e2fsck -y} repair it before
+ * growing again. Entries live on the node's state directory.
  *
  * <p>An entry's existence is the record; its content (the device) is for a person reading the
  * directory. So it is written in place rather than through a temporary file and a rename: a torn
- * entry still says "begun", which is all a crash before mkfs started can make true, and the
- * entry and its directory are synced before mkfs starts, on ext4 one journal commit where the
+ * entry still says "begun", which is all a crash before the tool started can make true, and the
+ * entry and its directory are synced before the tool starts, on ext4 one journal commit where the
  * rename cost two. Its removal is synced before the stage goes on to mount: lost in a crash after
  * the pod had written, it would have the next stage force a mkfs over the pod's data.
  */
 public final class FormatJournal {
+
+    private static final String FORMATTING = ".formatting";
+    private static final String GROWING = ".growing";
 
     private final Path directory;
 
@@ -33,34 +42,54 @@ public final class FormatJournal {
     }
 
     void begin(VolumeId volume, Path device) {
-        try (FileChannel entry = FileChannel.open(entry(volume), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer content = ByteBuffer.wrap((device + "\n").getBytes(StandardCharsets.UTF_8));
-            while (content.hasRemaining()) {
-                entry.write(content);
-            }
-            entry.force(true);
-            AtomicFiles.syncDirectory(directory);
-        } catch (IOException e) {
-            throw new StorageException.Failed("recording the format of " + volume + ": " + e.getMessage(), e);
-        }
+        open(entry(volume, FORMATTING), device, "the format of " + volume);
     }
 
     void end(VolumeId volume) {
-        try {
-            if (Files.deleteIfExists(entry(volume))) {
-                AtomicFiles.syncDirectory(directory);
-            }
-        } catch (IOException e) {
-            throw new StorageException.Failed("closing the format record of " + volume + ": " + e.getMessage(), e);
-        }
+        close(entry(volume, FORMATTING), "the format record of " + volume);
     }
 
     boolean isOpen(VolumeId volume) {
-        return Files.exists(entry(volume));
+        return Files.exists(entry(volume, FORMATTING));
     }
 
-    private Path entry(VolumeId volume) {
-        return directory.resolve(volume + ".formatting");
+    void beginGrowth(VolumeId volume, Path device) {
+        open(entry(volume, GROWING), device, "the growth of " + volume);
+    }
+
+    void endGrowth(VolumeId volume) {
+        close(entry(volume, GROWING), "the growth record of " + volume);
+    }
+
+    boolean isGrowing(VolumeId volume) {
+        return Files.exists(entry(volume, GROWING));
+    }
+
+    private void open(Path entry, Path device, String what) {
+        try (FileChannel channel = FileChannel.open(entry, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuffer content = ByteBuffer.wrap((device + "\n").getBytes(StandardCharsets.UTF_8));
+            while (content.hasRemaining()) {
+                channel.write(content);
+            }
+            channel.force(true);
+            AtomicFiles.syncDirectory(directory);
+        } catch (IOException e) {
+            throw new StorageException.Failed("recording " + what + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void close(Path entry, String what) {
+        try {
+            if (Files.deleteIfExists(entry)) {
+                AtomicFiles.syncDirectory(directory);
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("closing " + what + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Path entry(VolumeId volume, String suffix) {
+        return directory.resolve(volume + suffix);
     }
 }

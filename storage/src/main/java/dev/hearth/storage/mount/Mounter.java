@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Optional;
+import java.util.logging.Logger;
 import java.util.stream.Collectors;
 
 /**
@@ -31,7 +32,10 @@ import java.util.stream.Collectors;
  */
 public final class Mounter {
 
+    private static final Logger LOG = Logger.getLogger(Mounter.class.getName());
+
     private final FirstFormat firstFormat;
+    private final FormatJournal journal;
     private final Grower grower;
     private final FilesystemType defaultType;
 
@@ -42,6 +46,7 @@ public final class Mounter {
     /** @param defaultType what a blank volume is formatted as when the request names no filesystem */
     public Mounter(Formatter formatter, FormatJournal journal, Grower grower, FilesystemType defaultType) {
         this.firstFormat = new FirstFormat(formatter, journal, defaultType);
+        this.journal = journal;
         this.grower = grower;
         this.defaultType = defaultType;
     }
@@ -86,7 +91,7 @@ public final class Mounter {
         FilesystemType type = prepared.type();
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.
         if (type == FilesystemType.EXT4 && !prepared.madeNow() && !table.hasMounted(device)) {
-            grower.growUnmountedExt4(device);
+            growOffline(volume, device);
         }
         try {
             Mounts.mount(device.toString(), staging, type.kernelName(), flags.flags(), flags.data());
@@ -100,6 +105,30 @@ public final class Mounter {
         if (type != FilesystemType.EXT4 && !prepared.madeNow()) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
         }
+    }
+
+    /**
+     * Grows the unmounted ext4 to fill its device. resize2fs runs under a record in the journal,
+     * written before it starts and removed once it has finished; the e2fsck -p before it runs
+     * without one, so that what it refuses (damage that is not ours) is never repaired by force. A
+     * stage that finds the record open (the driver killed in resize2fs) repairs what the cut-short
+     * grow left with e2fsck -y, then grows again.
+     */
+    private void growOffline(VolumeId volume, Path device) {
+        boolean cutShort = journal.isGrowing(volume);
+        if (cutShort) {
+            LOG.warning(() -> "volume " + volume + ": its last offline grow was cut short; repairing its ext4 on "
+                    + device + " (e2fsck -y) before growing it again");
+            grower.repairExt4(device);
+        }
+        if (grower.ext4FallsShort(device)) {
+            if (!cutShort) {
+                grower.checkExt4(device);
+            }
+            journal.beginGrowth(volume, device);
+            grower.resizeExt4(device);
+        }
+        journal.endGrowth(volume);
     }
 
     /**

@@ -237,6 +237,70 @@ class MounterTest {
         assertThat(journal.isOpen(VOLUME)).isFalse();
     }
 
+    /**
+     * What a stage killed inside its offline resize2fs leaves (FileCrashIT found it): the growth
+     * record open, and an ext4 that e2fsck -p refuses ("UNEXPECTED INCONSISTENCY"). The retried
+     * stage repairs it with -y, grows it and mounts it, the data in it as it was.
+     */
+    @Test
+    @RequiresTools({"e2fsck", "resize2fs", "debugfs"})
+    void stageRepairsAndGrowsAnExt4WhoseOfflineGrowWasCutShort() throws Exception {
+        byte[] data = new byte[256 * 1024];
+        new Random(7).nextBytes(data);
+        Path device = cutShortGrow(data);
+        journal.beginGrowth(VOLUME, device); // what the killed stage left behind
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
+
+        assertThat(Files.readAllBytes(staging.resolve("data"))).isEqualTo(data);
+        assertThat(Files.getFileStore(staging).getTotalSpace()).as("grown to the device").isGreaterThan(80 * MIB);
+        assertThat(journal.isGrowing(VOLUME)).isFalse();
+        Mounts.unmount(staging);
+        assertThat(fsck(device)).as("e2fsck -fn after the stage").isZero();
+    }
+
+    /** The same damage with no record of a grow of ours: not repaired, not mounted, left as found. */
+    @Test
+    @RequiresTools({"e2fsck", "resize2fs", "debugfs"})
+    void stageLeavesADamagedExt4AloneWithoutARecordOfItsOwnGrow() throws Exception {
+        Path device = cutShortGrow(new byte[4096]);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Failed.class)
+                .hasMessageContaining("e2fsck");
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(fsck(device)).as("e2fsck -fn: still as damaged as it was").isEqualTo(4);
+        assertThat(journal.isGrowing(VOLUME)).isFalse();
+    }
+
+    /**
+     * A 64 MiB ext4 holding {@code data}, on a device grown to 96 MiB, with its resize inode
+     * cleared: one of the states a resize2fs killed midway leaves, which -p will not repair.
+     */
+    private Path cutShortGrow(byte[] data) throws Exception {
+        Path source = Files.createDirectories(dir.resolve("source"));
+        Files.write(source.resolve("data"), data);
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        tools.run(List.of("mkfs.ext4", "-q", "-F", "-d", source.toString(), backing.toString()), Duration.ofMinutes(2));
+        try (FileChannel channel = FileChannel.open(backing, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.allocate(1), 96 * MIB - 1);
+        }
+        tools.run(List.of("debugfs", "-w", "-R", "clri <7>", backing.toString()), Duration.ofMinutes(1));
+        Path device = attach(backing);
+        assertThat(fsck(device)).as("e2fsck -fn of the damaged ext4").isEqualTo(4);
+        return device;
+    }
+
+    private static int fsck(Path device) throws Exception {
+        Process fsck = new ProcessBuilder("e2fsck", "-fn", device.toString()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(fsck.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return fsck.exitValue();
+    }
+
     /** An ext4 whose first 4 KiB (primary superblock) never got written: a crash inside mkfs. */
     private void halfFormat(Path backing) throws IOException {
         tools.run(List.of("mkfs.ext4", "-q", "-F", backing.toString()), Duration.ofMinutes(2));
