@@ -47,6 +47,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * CSI Controller for this node's pools. hearth runs one controller per node (DESIGN §2): it
@@ -54,6 +55,7 @@ import java.util.Optional;
  */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
+    private final Consumer<VolumeId> deleted;
     private final Pools pools;
     private final String nodeId;
     private final FilesystemType defaultFsType;
@@ -67,7 +69,17 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     /** @param defaultFsType what NodeStage makes when a capability names no filesystem */
     public ControllerService(Pools pools, String nodeId, FilesystemType defaultFsType) {
+        this(pools, nodeId, defaultFsType, id -> {});
+    }
+
+    /**
+     * @param defaultFsType what NodeStage makes when a capability names no filesystem
+     * @param deleted runs after DeleteVolume has deleted a volume (and again when it is retried):
+     *     what the node keeps about the volume beside its pool goes with it
+     */
+    public ControllerService(Pools pools, String nodeId, FilesystemType defaultFsType, Consumer<VolumeId> deleted) {
         this.pools = pools;
+        this.deleted = deleted;
         this.nodeId = nodeId;
         this.defaultFsType = defaultFsType;
         this.snapshots = new SnapshotRpcs(pools);
@@ -128,7 +140,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             throw invalid("volume_id is required");
         }
         // An ID this driver never minted names no volume, and deleting nothing succeeds.
-        VolumeId.parse(request.getVolumeId()).ifPresent(id -> pools.of(id).ifPresent(pool -> pool.delete(id)));
+        VolumeId.parse(request.getVolumeId()).ifPresent(id -> pools.of(id).ifPresent(pool -> {
+            pool.delete(id);
+            deleted.accept(id);
+        }));
         response.onNext(DeleteVolumeResponse.getDefaultInstance());
         response.onCompleted();
     }

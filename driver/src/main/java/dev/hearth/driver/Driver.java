@@ -110,14 +110,15 @@ public final class Driver implements AutoCloseable {
     private static Driver start(Settings settings, Pools pools) throws IOException {
         ToolRunner tools = new ToolRunner();
         Grower grower = new Grower(tools);
-        Mounter mounter = new Mounter(new Formatter(tools), new FormatJournal(settings.stateDir().resolve("formatting")),
-                grower, settings.defaultFsType());
+        FormatJournal journal = new FormatJournal(settings.stateDir().resolve("formatting"));
+        Mounter mounter = new Mounter(new Formatter(tools), journal, grower, settings.defaultFsType());
         boolean expansion = pools.anyHas(PoolFeature.EXPANSION);
         HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());
         Supplier<Optional<String>> problem = () -> problem(host, pools);
         var services = List.of(
                 new IdentityService(settings.driverName(), version(), problem, expansion).bindService(),
-                new ControllerService(pools, settings.nodeId(), settings.defaultFsType()).bindService(),
+                new ControllerService(pools, settings.nodeId(), settings.defaultFsType(), journal::forget)
+                        .bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
                         settings.stateDir().resolve("ephemeral")).bindService())
                 .stream().map(UnparseableRequests::lenient).toList();

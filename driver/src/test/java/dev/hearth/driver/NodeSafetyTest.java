@@ -56,6 +56,35 @@ class NodeSafetyTest extends DriverFixture {
     }
 
     /**
+     * A stage killed inside mkfs leaves a format record, the licence for its retry to format again.
+     * If the claim is given up instead (DeleteVolume) and made again under the same name, the new
+     * volume has the same ID: the old record must not license a format over the new one's data.
+     */
+    @Test
+    void aDeletedVolumesFormatRecordDoesNotLicenseAFormatOverItsSuccessor() throws IOException {
+        String id = driver.create("reborn", 128 * MIB, block()).getVolumeId();
+        Path records = Files.createDirectories(driver.dir().resolve("state/formatting"));
+        Files.writeString(records.resolve(id + ".formatting"), "/dev/loop7\n"); // a stage killed in mkfs
+        Files.writeString(records.resolve(id + ".growing"), "/dev/loop7\n"); // one killed in resize2fs
+
+        driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+
+        assertThat(driver.create("reborn", 128 * MIB, block()).getVolumeId()).isEqualTo(id);
+        Kubelet.Published raw = kubelet.stageAndPublish(id, block(), "db-0");
+        byte[] data = TestData.random((int) MIB, 66);
+        try (FileChannel device = FileChannel.open(raw.target(), StandardOpenOption.WRITE)) {
+            device.write(ByteBuffer.wrap(data), 64 * MIB);
+            device.force(true);
+        }
+        kubelet.takeDown(raw);
+        assertFails(() -> kubelet.stage(id, kubelet.stagingFor(id + "-fs"), mount("ext4")),
+                Status.Code.FAILED_PRECONDITION, "not provably empty");
+        try (var left = Files.list(records)) {
+            assertThat(left.toList()).as("the deleted volume's records").isEmpty();
+        }
+    }
+
+    /**
      * The same, the raw user never syncing: what the device's last close wrote to the image is what
      * the proof sees when a stage attaches the volume again. (Skipping the stage's flush of a device
      * it attached itself was tried for this: no faster, as mkfs's own flush then commits the pool

@@ -65,6 +65,16 @@ public final class FormatJournal {
         return Files.exists(entry(volume, GROWING));
     }
 
+    /**
+     * Drops the volume's records, for a volume that has been deleted: its ID comes back if a claim
+     * of the same name is made again, and a record left by the old volume (a stage killed in mkfs,
+     * never retried) would otherwise license a format or a repair on the new one's data.
+     */
+    public void forget(VolumeId volume) {
+        close(entry(volume, FORMATTING), "the format record of " + volume);
+        close(entry(volume, GROWING), "the growth record of " + volume);
+    }
+
     private void open(Path entry, Path device, String what) {
         try (FileChannel channel = FileChannel.open(entry, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
