@@ -69,7 +69,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code -Dhearth.crash.only=} a regex of the scenarios to run (all unless given).
  */
 @RequiresRoot
-@RequiresTools({"mkfs.ext4", "e2fsck", "resize2fs", "blkid", "mkfs.xfs", "xfs_growfs"})
+@RequiresTools({"mkfs.ext4", "e2fsck", "resize2fs", "blkid", "mkfs.xfs", "xfs_growfs", "xfs_repair"})
 class FileCrashIT {
 
     private static final long SIZE = 64 * MIB;
@@ -77,6 +77,8 @@ class FileCrashIT {
     /** xfs's smallest filesystem is 300 MiB. */
     private static final long XFS_SIZE = 320 * MIB;
     private static final int DATA_BYTES = (int) MIB;
+    /** The kubelet's handle for an inline (ephemeral) volume: "csi-" and a SHA-256. */
+    private static final String EPHEMERAL = "csi-4b227777d4dd1fc61c6f884f48641d02b4d121d3fd328cb08b5531fcacdabf8a";
     private static final List<String> JVM = List.of("-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
             "-XX:CompileThresholdScaling=0.02", "-XX:-UsePerfData");
 
@@ -171,6 +173,7 @@ class FileCrashIT {
         private final byte[] data = TestData.random(DATA_BYTES, 11);
         private String source;
         private String sourceSnapshot;
+        private String xfsSource;
         private List<String> basePool;
         /** The snapshot the createSnapshot scenario made last. */
         private String snapshot;
@@ -188,6 +191,10 @@ class FileCrashIT {
             stage(source, mount("ext4"));
             write(staging(source).resolve("data"));
             unstage(source);
+            xfsSource = idOf(create("src-xfs", XFS_SIZE, mount("xfs"), null).blocking(hearth));
+            stage(xfsSource, mount("xfs"));
+            write(staging(xfsSource).resolve("data"));
+            unstage(xfsSource);
             sourceSnapshot = hearth.controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("src-snap")
                     .setSourceVolumeId(source).build()).getSnapshot().getSnapshotId();
         }
@@ -313,6 +320,40 @@ class FileCrashIT {
                         unstage(id(vol));
                         checkGrownAfterStage(id(vol), ext4);
                     }, this::deleteAll),
+                    new Scenario("block.nodeUnpublishAndUnstage", () -> {
+                        createNew(vol, block());
+                        stage(id(vol), block());
+                        publishCall(vol, block()).blocking(hearth);
+                        try (FileChannel channel = FileChannel.open(target(id(vol)), StandardOpenOption.WRITE)) {
+                            channel.write(ByteBuffer.wrap(data), 8 * MIB);
+                            channel.force(true);
+                        }
+                    }, Call.of("NodeUnpublishVolume+NodeUnstageVolume block " + vol, h -> Futures.transformAsync(
+                            h.nodeAsync().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder()
+                                    .setVolumeId(id(vol)).setTargetPath(target(id(vol)).toString()).build()),
+                            r -> h.nodeAsync().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder()
+                                    .setVolumeId(id(vol)).setStagingTargetPath(staging(id(vol)).toString()).build()),
+                            MoreExecutors.directExecutor()), r -> "unstaged"),
+                            answer -> {
+                                assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
+                                assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
+                                try (FileChannel image = FileChannel.open(pool.resolve(id(vol) + ".img"))) {
+                                    ByteBuffer read = ByteBuffer.allocate(DATA_BYTES);
+                                    image.read(read, 8 * MIB);
+                                    assertThat(read.array()).as("the raw data in the image").isEqualTo(data);
+                                }
+                            }, this::deleteAll),
+                    new Scenario("ephemeral.nodePublishVolume", () -> {}, ephemeralPublishCall(), answer -> {
+                        write(target(EPHEMERAL).resolve("data"));
+                        assertThat(read(target(EPHEMERAL).resolve("data"))).isEqualTo(data);
+                    }, () -> ephemeralUnpublishCall().blocking(hearth)),
+                    new Scenario("ephemeral.nodeUnpublishVolume", () -> {
+                        ephemeralPublishCall().blocking(hearth);
+                        write(target(EPHEMERAL).resolve("data"));
+                    }, ephemeralUnpublishCall(), answer -> assertThat(mounted(target(EPHEMERAL))).isFalse(), () -> {}),
+                    new Scenario("createVolumeFromVolume.xfs", () -> {}, create(vol, XFS_SIZE, xfs,
+                            TestDriver.fromVolume(xfsSource)), answer -> checkDataAfterStage(idOf(answer), xfs),
+                            this::deleteAll),
                     // xfs, which grows while mounted without CAP_SYS_RESOURCE (ext4 needs it, and this host's root lacks it)
                     new Scenario("nodeExpandVolume.online.xfs", () -> {
                         create(vol, XFS_SIZE, xfs, null).blocking(hearth);
@@ -408,6 +449,11 @@ class FileCrashIT {
             try (Stream<Path> records = Files.list(state.resolve("formatting"))) {
                 assertThat(records.toList()).as("open format records").isEmpty();
             }
+            if (Files.isDirectory(state.resolve("ephemeral"))) {
+                try (Stream<Path> ephemeral = Files.list(state.resolve("ephemeral"))) {
+                    assertThat(ephemeral.toList()).as("ephemeral volumes' staging").isEmpty();
+                }
+            }
         }
 
         // ---- calls
@@ -449,6 +495,24 @@ class FileCrashIT {
                         .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
                         .setVolumeCapability(capability).build());
             }, r -> "expanded " + r.getCapacityBytes());
+        }
+
+        private Call ephemeralPublishCall() {
+            return Call.of("NodePublishVolume ephemeral", h -> {
+                directory(target(EPHEMERAL).getParent());
+                return h.nodeAsync().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(EPHEMERAL)
+                        .setTargetPath(target(EPHEMERAL).toString()).setVolumeCapability(mount("ext4"))
+                        .putAllVolumeContext(Map.of("csi.storage.k8s.io/ephemeral", "true",
+                                "csi.storage.k8s.io/pod.name", "web-0", "csi.storage.k8s.io/pod.namespace", "default",
+                                "hearth.dev/size", "64Mi"))
+                        .build());
+            }, r -> "published");
+        }
+
+        private Call ephemeralUnpublishCall() {
+            return Call.of("NodeUnpublishVolume ephemeral", h -> h.nodeAsync().nodeUnpublishVolume(
+                    NodeUnpublishVolumeRequest.newBuilder().setVolumeId(EPHEMERAL)
+                            .setTargetPath(target(EPHEMERAL).toString()).build()), r -> "unpublished");
         }
 
         private Call unstageCall(String name) {
@@ -528,7 +592,7 @@ class FileCrashIT {
             stage(id, capability);
             assertThat(read(staging(id).resolve("data"))).as("the source's data").isEqualTo(data);
             unstage(id);
-            fsck(id);
+            fsck(id, capability.getMount().getFsType());
         }
 
         // ---- the node
@@ -561,8 +625,14 @@ class FileCrashIT {
         }
 
         private void fsck(String id) throws Exception {
-            Process fsck = new ProcessBuilder("e2fsck", "-fn", pool.resolve(id + ".img").toString())
-                    .redirectErrorStream(true).start();
+            fsck(id, "ext4");
+        }
+
+        /** e2fsck -fn, or xfs_repair -n: the unattached volume's filesystem checked, nothing changed. */
+        private void fsck(String id, String type) throws Exception {
+            String image = pool.resolve(id + ".img").toString();
+            Process fsck = new ProcessBuilder(type.equals("xfs") ? List.of("xfs_repair", "-n", "-f", image)
+                    : List.of("e2fsck", "-fn", image)).redirectErrorStream(true).start();
             String output = new String(fsck.getInputStream().readAllBytes());
             assertThat(fsck.waitFor(60, TimeUnit.SECONDS)).isTrue();
             assertThat(fsck.exitValue()).as("e2fsck -fn of %s: %s", id, output).isZero();
