@@ -125,9 +125,9 @@ public final class Grower {
     /**
      * {@code e2fsck -f -y}, for an ext4 whose last offline grow was cut short (the caller holds the
      * record that proves it): a resize2fs killed midway leaves new groups, free counts or the resize
-     * inode half written, which -p refuses to repair. A grow changes none of the groups that held
-     * data before it; it moves nothing when the filesystem has reserved descriptor blocks, as every
-     * ext4 this driver makes does.
+     * inode half written, which -p refuses to repair. A grow adds groups after the ones that held
+     * data before it and moves nothing while the reserved descriptor blocks suffice (mkfs.ext4
+     * reserves enough for 1,024 times the size it made).
      *
      * @throws StorageException.Failed if e2fsck fails or leaves errors uncorrected
      */
