@@ -132,6 +132,13 @@ public final class FilePool implements Pool {
             ownership.close();
             throw e;
         }
+        try {
+            XfsClones.releaseLeftovers(config.directory());
+        } catch (IOException | RuntimeException e) {
+            // Serving the pool's other volumes matters more; the next start tries again.
+            LOG.log(System.Logger.Level.WARNING, "pool ''{0}'': could not release what an unfinished xfs log"
+                    + " replay left: {1}", config.name(), e.toString());
+        }
         pool.volumes.removeUnfinished();
         pool.snapshots.removeUnfinished();
         return pool;

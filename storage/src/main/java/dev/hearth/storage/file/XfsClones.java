@@ -1,7 +1,9 @@
 package dev.hearth.storage.file;
 
 import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.storage.fs.FilesystemIdentity;
@@ -16,6 +18,10 @@ import java.nio.file.Path;
  * replays that log and leaves a clean one.
  */
 final class XfsClones {
+
+    private static final System.Logger LOG = System.getLogger(XfsClones.class.getName());
+    /** The private mount point of a replay, a temporary directory. */
+    private static final String REPLAY_PREFIX = "hearth-xfs-replay-";
 
     private final FilesystemIdentity identity;
 
@@ -32,8 +38,39 @@ final class XfsClones {
         identity.renewXfsUuid(image);
     }
 
+    /**
+     * Releases what a replay left when its driver was killed in the middle of it: a loop device
+     * over a partial image of the pool ({@code <id>.img.part}, perhaps deleted since by the pool's
+     * clean-up), and the private mount of it. A partial image is never attached otherwise, so
+     * whatever serves one is a replay's. Run when the pool opens, before anyone can use it.
+     */
+    static void releaseLeftovers(Path poolDirectory) throws IOException {
+        Path directory = poolDirectory.toRealPath();
+        for (LoopAttachment attached : Loop.list()) {
+            Path backing = attached.backingFile();
+            if (!directory.equals(backing.getParent())
+                    || !backing.getFileName().toString().endsWith(ImageFiles.PARTIAL)) {
+                continue;
+            }
+            String device = attached.device().path().toString();
+            for (MountEntry mount : MountInfo.read().reversed()) {
+                if (mount.source().equals(device)) {
+                    LOG.log(System.Logger.Level.INFO, "unmounting {0} from {1}, left by an xfs log replay that did"
+                            + " not finish", device, mount.mountPoint());
+                    Mounts.unmount(mount.mountPoint());
+                    if (mount.mountPoint().getFileName().toString().startsWith(REPLAY_PREFIX)) {
+                        Files.deleteIfExists(mount.mountPoint());
+                    }
+                }
+            }
+            LOG.log(System.Logger.Level.INFO, "detaching {0} from {1}, left by an xfs log replay that did not"
+                    + " finish", device, backing);
+            Loop.detach(attached.device());
+        }
+    }
+
     private static void replayLog(Path image) throws IOException {
-        Path mountPoint = Files.createTempDirectory("hearth-xfs-replay-");
+        Path mountPoint = Files.createTempDirectory(REPLAY_PREFIX);
         LoopDevice loop = Loop.attach(image, false, false);
         try {
             Mounts.mount(loop.path().toString(), mountPoint, "xfs", 0, "nouuid");

@@ -10,6 +10,9 @@ import dev.hearth.linux.FileSystems;
 import dev.hearth.linux.FsStats;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
@@ -28,6 +31,7 @@ import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.VolumeSource;
+import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -862,6 +866,67 @@ class FilePoolTest {
         System.arraycopy(data, 0, block, 0, data.length);
         Scratch.writeAt(device, 2 * MIB, block);
         assertThat(Scratch.readAt(image(volume.id()), 2 * MIB, data.length)).isEqualTo(data);
+    }
+
+    /**
+     * A driver killed while it replayed the xfs log of a clone left the partial image attached and
+     * mounted on its private mount point, and the next start deleted the partial image (FileCrashIT
+     * found the loop device left over a deleted ".img.part"). Opening the pool unmounts and detaches
+     * such leftovers; a volume's own attachment stays.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void openReleasesTheLoopDeviceAndMountAnUnfinishedXfsReplayLeft() throws Exception {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        detachAllOf(image(volume.id()));
+        Path serving = pool.attach(volume.id()).device();
+        Path mounted = leftover("pvc-clone", true);
+        Path attachedOnly = leftover("pvc-clone-2", false);
+
+        open(64 * MIB, Provisioning.THIN);
+
+        Path poolDir = dir.resolve("pool").toRealPath();
+        Path partial = poolDir.resolve(VolumeId.mint("default", "pvc-clone") + ImageFiles.PARTIAL);
+        assertThat(Loop.list()).noneMatch(a -> a.backingFile().getFileName().toString().endsWith(ImageFiles.PARTIAL)
+                && a.backingFile().getParent().equals(poolDir));
+        assertThat(MountInfo.at(mounted)).isEmpty();
+        assertThat(mounted).doesNotExist();
+        assertThat(attachedOnly).doesNotExist();
+        assertThat(partial).doesNotExist();
+        Path image = image(volume.id()).toRealPath();
+        assertThat(Loop.list()).anyMatch(a -> a.device().path().equals(serving) && a.backingFile().equals(image));
+    }
+
+    /**
+     * A partial image with an ext4 on it, attached as a loop device and, with {@code mount}, mounted
+     * on a replay's private mount point, then deleted: what a restart after a kill in the replay
+     * finds. Returns the mount point (or the partial image's path).
+     */
+    private Path leftover(String name, boolean mount) throws Exception {
+        Path partial = dir.resolve("pool").resolve(VolumeId.mint("default", name) + ImageFiles.PARTIAL);
+        sparse(partial, 32 * MIB);
+        new ToolRunner().run(List.of("mkfs.ext4", "-q", "-F", partial.toString()), java.time.Duration.ofMinutes(1));
+        detachAllOf(partial);
+        LoopDevice loop = Loop.attach(partial, false, false);
+        Path mountPoint = Files.createTempDirectory("hearth-xfs-replay-");
+        cleanup.add(() -> {
+            if (MountInfo.at(mountPoint).isPresent()) {
+                Mounts.unmount(mountPoint);
+            }
+            Files.deleteIfExists(mountPoint);
+            if (Loop.describe(loop).isPresent()) {
+                Loop.detach(loop);
+            }
+        });
+        if (mount) {
+            Mounts.mount(loop.path().toString(), mountPoint, "ext4", 0, "");
+        } else {
+            Files.delete(mountPoint);
+        }
+        Files.delete(partial);
+        return mount ? mountPoint : partial;
     }
 
     /**
