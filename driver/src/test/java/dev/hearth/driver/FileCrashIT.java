@@ -402,7 +402,8 @@ class FileCrashIT {
                     hearth.kill();
                     hearth.start();
                     Map<String, Integer> refusals = new LinkedHashMap<>();
-                    String answer = retry(scenario.call(), refusals);
+                    String answer = KillableHearth.retry(scenario.call().what(), () -> scenario.call().blocking(hearth),
+                            Duration.ofMillis(200), refusals);
                     System.out.printf("  kill %d/%d at %d ms (drawn %d of %d)%s%s; restarted in %d ms; retried %s%n",
                             kill + 1, kills, killedAt, delay, took, returned ? ", after the call had returned" : "",
                             tools.isEmpty() ? "" : ", during " + tools, hearth.lastStart().toMillis(),
@@ -420,25 +421,6 @@ class FileCrashIT {
                     t.addSuppressed(again);
                 }
                 throw t;
-            }
-        }
-
-        private String retry(Call call, Map<String, Integer> refusals) throws Exception {
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            String last = "";
-            int same = 0;
-            while (true) {
-                try {
-                    return call.blocking(hearth);
-                } catch (StatusRuntimeException e) {
-                    String refusal = e.getStatus().getCode() + " \"" + e.getStatus().getDescription() + "\"";
-                    refusals.merge(refusal, 1, Integer::sum);
-                    same = refusal.equals(last) ? same + 1 : 1;
-                    last = refusal;
-                    assertThat(System.nanoTime() < deadline && same < 10)
-                            .as("%s succeeds when retried; refused: %s", call.what(), refusals).isTrue();
-                    Thread.sleep(200);
-                }
             }
         }
 
@@ -639,14 +621,7 @@ class FileCrashIT {
         }
 
         private void write(Path file) throws IOException {
-            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer buffer = ByteBuffer.wrap(data);
-                while (buffer.hasRemaining()) {
-                    channel.write(buffer);
-                }
-                channel.force(true);
-            }
+            TestData.writeSynced(file, data);
         }
 
         private static byte[] read(Path file) throws IOException {

@@ -7,12 +7,14 @@ import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -110,6 +112,39 @@ final class KillableHearth implements AutoCloseable {
         }
         channel.shutdownNow();
         return lvm;
+    }
+
+    /** One try of a call through the driver: its answer, or a refusal as a StatusRuntimeException. */
+    @FunctionalInterface
+    interface Attempt<T> {
+        T make() throws Exception;
+    }
+
+    /**
+     * The call again, every {@code pause}, until it succeeds, as a sidecar retries it; noting each
+     * refusal (its code and the last 200 characters of its description). Fails the test after 60 s,
+     * or after the same refusal ten times in a row.
+     */
+    static <T> T retry(String what, Attempt<T> call, Duration pause, Map<String, Integer> refusals)
+            throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        String last = "";
+        int same = 0;
+        while (true) {
+            try {
+                return call.make();
+            } catch (StatusRuntimeException e) {
+                String description = String.valueOf(e.getStatus().getDescription());
+                String refusal = e.getStatus().getCode() + " \""
+                        + description.substring(Math.max(0, description.length() - 200)) + "\"";
+                refusals.merge(refusal, 1, Integer::sum);
+                same = refusal.equals(last) ? same + 1 : 1;
+                last = refusal;
+                assertThat(System.nanoTime() < deadline && same < 10)
+                        .as("%s succeeds when retried; refused: %s", what, refusals).isTrue();
+                Thread.sleep(pause);
+            }
+        }
     }
 
     /** The programs the driver is running now (mkfs.ext4, e2fsck...), by their paths. */

@@ -319,7 +319,8 @@ class LvmCrashUmlIT {
                         lvmRunning.isEmpty() ? "no lvm running" : "during lvm " + String.join(", ", lvmRunning),
                         hearth.lastStart().toMillis());
                 Map<String, Integer> refusals = new LinkedHashMap<>();
-                Answer answer = retry(scenario.call, refusals);
+                Answer answer = KillableHearth.retry(scenario.call.what(), () -> scenario.call.blocking().apply(hearth),
+                        Duration.ofMillis(500), refusals);
                 scenario.settle.apply(answer);
                 assertThat(answer).as("the retried call answers as the crash-free one did").isEqualTo(reference);
                 scenario.check.check(answer, before);
@@ -327,30 +328,6 @@ class LvmCrashUmlIT {
                 scenario.undo.apply(answer);
                 System.out.println("  retried " + (refusals.isEmpty() ? "once: OK" : "after refusals " + refusals
                         + ": OK") + "; converged");
-            }
-        }
-
-        /**
-         * The call again, every half second, until it succeeds, as a sidecar retries it; noting each
-         * refusal. Gives up after 60 s, or after the same refusal ten times in a row.
-         */
-        private Answer retry(Call call, Map<String, Integer> refusals) throws Exception {
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            String last = "";
-            int same = 0;
-            while (true) {
-                try {
-                    return call.blocking().apply(hearth);
-                } catch (StatusRuntimeException e) {
-                    String refusal = e.getStatus().getCode() + " \""
-                            + tail(String.valueOf(e.getStatus().getDescription()), 200) + "\"";
-                    refusals.merge(refusal, 1, Integer::sum);
-                    same = refusal.equals(last) ? same + 1 : 1;
-                    last = refusal;
-                    assertThat(System.nanoTime() < deadline && same < 10).as("%s succeeds when retried; refused: %s",
-                            call.what(), refusals).isTrue();
-                    Thread.sleep(500);
-                }
             }
         }
 

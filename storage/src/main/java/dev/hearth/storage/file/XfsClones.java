@@ -10,6 +10,7 @@ import dev.hearth.storage.fs.FilesystemIdentity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Gives a restored or cloned xfs image a UUID of its own, so it mounts beside its source. A copy
@@ -46,14 +47,15 @@ final class XfsClones {
      */
     static void releaseLeftovers(Path poolDirectory) throws IOException {
         Path directory = poolDirectory.toRealPath();
-        for (LoopAttachment attached : Loop.list()) {
+        List<LoopAttachment> leftovers = Loop.list().stream()
+                .filter(a -> directory.equals(a.backingFile().getParent())
+                        && a.backingFile().getFileName().toString().endsWith(ImageFiles.PARTIAL))
+                .toList();
+        List<MountEntry> mounts = leftovers.isEmpty() ? List.of() : MountInfo.read().reversed();
+        for (LoopAttachment attached : leftovers) {
             Path backing = attached.backingFile();
-            if (!directory.equals(backing.getParent())
-                    || !backing.getFileName().toString().endsWith(ImageFiles.PARTIAL)) {
-                continue;
-            }
             String device = attached.device().path().toString();
-            for (MountEntry mount : MountInfo.read().reversed()) {
+            for (MountEntry mount : mounts) {
                 if (mount.source().equals(device)) {
                     LOG.log(System.Logger.Level.INFO, "unmounting {0} from {1}, left by an xfs log replay that did"
                             + " not finish", device, mount.mountPoint());

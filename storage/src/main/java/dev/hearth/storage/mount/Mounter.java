@@ -121,14 +121,17 @@ public final class Mounter {
                     + device + " (e2fsck -y) before growing it again");
             grower.repairExt4(device);
         }
-        if (grower.ext4FallsShort(device)) {
+        boolean grows = grower.ext4FallsShort(device);
+        if (grows) {
             if (!cutShort) {
                 grower.checkExt4(device);
             }
             journal.beginGrowth(volume, device);
             grower.resizeExt4(device);
         }
-        journal.endGrowth(volume);
+        if (grows || cutShort) {
+            journal.endGrowth(volume);
+        }
     }
 
     /**
