@@ -4,6 +4,7 @@ import static dev.hearth.driver.TestDriver.MIB;
 import static dev.hearth.driver.TestDriver.block;
 import static dev.hearth.driver.TestDriver.mount;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
@@ -21,6 +22,7 @@ import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
@@ -343,6 +345,33 @@ class FileCrashIT {
                                     assertThat(read.array()).as("the raw data in the image").isEqualTo(data);
                                 }
                             }, this::deleteAll),
+                    // A read-only raw block publish binds a read-only loop device over the volume's:
+                    // killed between the two, that view held the volume's device open for good.
+                    new Scenario("block.nodePublishVolume.readOnly", () -> {
+                        createNew(vol, block());
+                        stage(id(vol), block());
+                    }, Call.of("NodePublishVolume read-only block " + vol, h -> h.nodeAsync().nodePublishVolume(
+                            publishRequest(vol, block()).toBuilder().setReadonly(true).build()), r -> "published"),
+                            answer -> {
+                                assertThat(BlockDevices.size(target(id(vol)))).isEqualTo(SIZE);
+                                assertThatThrownBy(() -> {
+                                    try (FileChannel channel = FileChannel.open(target(id(vol)),
+                                            StandardOpenOption.WRITE)) {
+                                        channel.write(ByteBuffer.wrap(data), 8 * MIB);
+                                    }
+                                }).as("a write through the read-only publish").isInstanceOf(IOException.class);
+                            }, this::deleteAll),
+                    new Scenario("block.nodeUnpublishVolume.readOnly", () -> {
+                        createNew(vol, block());
+                        stage(id(vol), block());
+                        Call.of("NodePublishVolume read-only block " + vol, h -> h.nodeAsync().nodePublishVolume(
+                                publishRequest(vol, block()).toBuilder().setReadonly(true).build()),
+                                r -> "published").blocking(hearth);
+                    }, unpublishCall(vol), answer -> {
+                        assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
+                        unstage(id(vol));
+                        assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
+                    }, this::deleteAll),
                     new Scenario("ephemeral.nodePublishVolume", () -> {}, ephemeralPublishCall(), answer -> {
                         write(target(EPHEMERAL).resolve("data"));
                         assertThat(read(target(EPHEMERAL).resolve("data"))).isEqualTo(data);

@@ -13,7 +13,8 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Records, per volume, that its first mkfs has begun and not yet finished, and likewise an offline
- * grow of its ext4 (resize2fs before the stage mounts it).
+ * grow of its ext4 (resize2fs before the stage mounts it); and that a read-only raw block publish
+ * has made a view of it since its stage.
  *
  * <p>A crash in the middle of mkfs leaves a half-written filesystem that the signature probe
  * rightly treats as foreign data; the open entry is the proof that it is this driver's own
@@ -29,11 +30,18 @@ import java.nio.file.StandardOpenOption;
  * entry and its directory are synced before the tool starts, on ext4 one journal commit where the
  * rename cost two. Its removal is synced before the stage goes on to mount: lost in a crash after
  * the pod had written, it would have the next stage force a mkfs over the pod's data.
+ *
+ * <p>A view entry says only where to look: a publish killed between making a read-only view (a loop
+ * device over the volume's device) and binding it leaves a view nothing binds, which holds the
+ * volume's device open until someone detaches it; the unstage looks for such views only where the
+ * entry is. Loop devices do not outlive the node's boot, so neither the entry nor its removal is
+ * synced: a kill keeps both in the page cache, and a power loss takes the views with it.
  */
 public final class FormatJournal {
 
     private static final String FORMATTING = ".formatting";
     private static final String GROWING = ".growing";
+    private static final String VIEWS = ".views";
 
     private final Path directory;
 
@@ -65,6 +73,30 @@ public final class FormatJournal {
         return Files.exists(entry(volume, GROWING));
     }
 
+    /** Notes, before a read-only view of the volume is made, that its unstage must look for views left unbound. */
+    void markViews(VolumeId volume) {
+        Path entry = entry(volume, VIEWS);
+        try {
+            if (!Files.exists(entry)) {
+                Files.write(entry, new byte[0]);
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("recording a read-only view of " + volume + ": " + e.getMessage(), e);
+        }
+    }
+
+    boolean hasViews(VolumeId volume) {
+        return Files.exists(entry(volume, VIEWS));
+    }
+
+    void clearViews(VolumeId volume) {
+        try {
+            Files.deleteIfExists(entry(volume, VIEWS));
+        } catch (IOException e) {
+            throw new StorageException.Failed("closing the view record of " + volume + ": " + e.getMessage(), e);
+        }
+    }
+
     /**
      * Drops the volume's records, for a volume that has been deleted: its ID comes back if a claim
      * of the same name is made again, and a record left by the old volume (a stage killed in mkfs,
@@ -73,6 +105,7 @@ public final class FormatJournal {
     public void forget(VolumeId volume) {
         close(entry(volume, FORMATTING), "the format record of " + volume);
         close(entry(volume, GROWING), "the growth record of " + volume);
+        clearViews(volume);
     }
 
     private void open(Path entry, Path device, String what) {

@@ -110,6 +110,12 @@ final class MountTable {
         return Optional.of(devices.mountPoint().resolve(entry.root().substring(1)));
     }
 
+    /** Whether any mount is a bind of the device node {@code node}. */
+    boolean bindsNode(Path node) {
+        Optional<MountEntry> containing = MountInfo.containing(entries, node);
+        return containing.isPresent() && entries.stream().anyMatch(entry -> binds(entry, containing.get(), node));
+    }
+
     static boolean binds(MountEntry entry, MountEntry devices, Path device) {
         return entry.major() == devices.major() && entry.minor() == devices.minor()
                 && entry.root().equals(joinRoot(devices, device));

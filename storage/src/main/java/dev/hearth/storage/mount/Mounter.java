@@ -238,9 +238,31 @@ public final class Mounter {
         Publisher.publishFilesystem(volume, device, staging, target, readOnly);
     }
 
-    /** Bind-mounts the block device node (read-only: a read-only view of it) onto a file at the target. */
-    public void publishBlock(Path device, Path target, boolean readOnly) {
+    /**
+     * Bind-mounts the block device node (read-only: a read-only view of it) onto a file at the
+     * target. A view is recorded before it is made, so that a publish killed before its bind leaves
+     * a view the unstage will find and release.
+     */
+    public void publishBlock(VolumeId volume, Path device, Path target, boolean readOnly) {
+        if (readOnly) {
+            journal.markViews(volume);
+        }
         Publisher.publishBlock(device, target, readOnly);
+    }
+
+    /**
+     * Detaches the read-only views of the volume's device that nothing binds, if its record says a
+     * view was made: a publish killed before its bind leaves one, which would hold the device open
+     * (and the volume undeletable) for good. The record goes once no view of the device is bound.
+     */
+    public void releaseUnboundViews(VolumeId volume, Optional<Path> device) {
+        if (!journal.hasViews(volume)) {
+            return;
+        }
+        if (device.isPresent() && ReadOnlyViews.releaseUnbound(device.get(), MountTable.read())) {
+            return; // still published read-only at another target: its unpublish releases that view
+        }
+        journal.clearViews(volume);
     }
 
     /**

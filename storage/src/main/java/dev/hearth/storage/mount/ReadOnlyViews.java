@@ -48,6 +48,32 @@ final class ReadOnlyViews {
         }
     }
 
+    /**
+     * Detaches the views of {@code device} that no mount binds: what a publish killed between making
+     * its view and binding it left behind. It reads every loop device on the node, so the unstage
+     * asks only for a volume whose record says a view was made.
+     *
+     * @return whether views of the device are still bound somewhere (published at another target)
+     */
+    static boolean releaseUnbound(Path device, MountTable table) {
+        boolean bound = false;
+        try {
+            for (LoopAttachment view : Loop.list()) {
+                if (!view.readOnly() || view.backingDeleted() || !view.backingFile().equals(device)) {
+                    continue;
+                }
+                if (table.bindsNode(view.device().path())) {
+                    bound = true;
+                } else {
+                    Loop.detach(view.device());
+                }
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("releasing read-only views of " + device + ": " + e.getMessage(), e);
+        }
+        return bound;
+    }
+
     /** The device as a view: a read-only loop device whose backing file is a device node under /dev. */
     private static Optional<LoopAttachment> view(Path device) {
         Optional<LoopDevice> loop = LoopDevice.fromPath(device);

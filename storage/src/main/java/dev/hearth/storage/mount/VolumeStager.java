@@ -87,7 +87,7 @@ public final class VolumeStager {
 
     /** Binds the volume's device node (or a read-only view of it) onto a file at the target. */
     public void publishBlock(VolumeId id, Path staging, Path target, boolean readOnly) {
-        mounter.publishBlock(stagedDevice(id, staging), target, readOnly);
+        mounter.publishBlock(id, stagedDevice(id, staging), target, readOnly);
     }
 
     /**
@@ -98,10 +98,14 @@ public final class VolumeStager {
         mounter.unpublish(target, id.flatMap(this::attachedDevice));
     }
 
-    /** Unmounts what the stage mounted and detaches the volume; idempotent. */
+    /**
+     * Unmounts what the stage mounted, releases read-only views a killed publish left unbound, and
+     * detaches the volume; idempotent.
+     */
     public void unstage(Optional<VolumeId> id, Path staging) {
         Optional<Path> device = id.flatMap(this::attachedDevice);
         mounter.unstage(staging, device);
+        id.ifPresent(volume -> mounter.releaseUnboundViews(volume, device));
         id.ifPresent(volume -> pools.of(volume).ifPresent(pool -> pool.detach(volume)));
     }
 

@@ -8,6 +8,7 @@ import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.FileOps;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
@@ -578,7 +579,7 @@ class MounterTest {
         Path device = attach(backing);
         Path target = mountPoint("pods/uid/volumeDevices/dev");
 
-        mounter.publishBlock(device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
 
         assertThat(BlockDevices.isBlockDevice(target)).isTrue();
         assertThat(BlockDevices.size(target)).isEqualTo(64 * MIB);
@@ -593,8 +594,8 @@ class MounterTest {
         Path device = blankDevice(64 * MIB);
         Path target = mountPoint("dev");
 
-        mounter.publishBlock(device, target, false);
-        mounter.publishBlock(device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
 
         assertThat(mountsAt(target)).hasSize(1);
     }
@@ -604,9 +605,9 @@ class MounterTest {
         Path first = blankDevice(64 * MIB);
         Path second = blankDevice(64 * MIB);
         Path target = mountPoint("dev");
-        mounter.publishBlock(first, target, false);
+        mounter.publishBlock(VOLUME, first, target, false);
 
-        assertThatThrownBy(() -> mounter.publishBlock(second, target, false))
+        assertThatThrownBy(() -> mounter.publishBlock(VOLUME, second, target, false))
                 .isInstanceOf(StorageException.Conflict.class);
 
         assertThat(mountsAt(target)).hasSize(1);
@@ -626,8 +627,8 @@ class MounterTest {
             }
         });
 
-        mounter.publishBlock(device, target, true);
-        mounter.publishBlock(device, target, true);
+        mounter.publishBlock(VOLUME, device, target, true);
+        mounter.publishBlock(VOLUME, device, target, true);
 
         assertThat(mountsAt(target)).hasSize(1);
         assertThat(BlockDevices.size(target)).isEqualTo(64 * MIB);
@@ -635,7 +636,7 @@ class MounterTest {
         new Random(11).nextBytes(block);
         assertThatThrownBy(() -> Scratch.writeAt(target, 3 * MIB, block)).isInstanceOf(IOException.class);
         assertThat(Scratch.readAt(backing, 3 * MIB, block.length)).isEqualTo(new byte[block.length]);
-        assertThatThrownBy(() -> mounter.publishBlock(device, target, false))
+        assertThatThrownBy(() -> mounter.publishBlock(VOLUME, device, target, false))
                 .isInstanceOf(StorageException.Conflict.class)
                 .hasMessageContaining("read-only");
 
@@ -646,12 +647,47 @@ class MounterTest {
     }
 
     @Test
+    void unstageReleasesTheViewAReadOnlyPublishKilledBeforeItsBindLeft() throws IOException {
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        Path device = attach(backing);
+        Path published = mountPoint("pods/a/volumeDevices/ro");
+        cleanup.add(() -> {
+            for (LoopAttachment view : Loop.list()) {
+                if (view.backingFile().equals(device)) {
+                    Loop.detach(view.device());
+                }
+            }
+        });
+        mounter.publishBlock(VOLUME, device, published, true); // a view bound at one target
+        Path orphan = ReadOnlyViews.create(device); // what a second publish killed before its bind left
+
+        mounter.releaseUnboundViews(VOLUME, Optional.of(device));
+
+        assertThat(Loop.list()).as("the bound view stays, the unbound one goes")
+                .filteredOn(view -> view.backingFile().equals(device))
+                .extracting(view -> view.device().path())
+                .hasSize(1)
+                .doesNotContain(orphan);
+        assertThat(journal.hasViews(VOLUME)).as("a view is still bound: the record stays").isTrue();
+
+        mounter.unpublish(published, Optional.of(device));
+        ReadOnlyViews.create(device); // and one more, left by a publish killed again
+        mounter.releaseUnboundViews(VOLUME, Optional.of(device));
+
+        assertThat(Loop.list()).noneMatch(view -> view.backingFile().equals(device));
+        assertThat(journal.hasViews(VOLUME)).isFalse();
+        Loop.detach(LoopDevice.fromPath(device).orElseThrow());
+        assertThat(Loop.describe(LoopDevice.fromPath(device).orElseThrow()))
+                .as("nothing holds the volume's device open any more: it detaches at once").isEmpty();
+    }
+
+    @Test
     void publishBlockReplacesAnEmptyDirectoryLeftAtTheTarget() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path target = mountPoint("dev");
         Files.createDirectories(target);
 
-        mounter.publishBlock(device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
 
         assertThat(BlockDevices.isBlockDevice(target)).isTrue();
     }
@@ -660,7 +696,7 @@ class MounterTest {
     void unpublishOfABlockTargetRemovesTheFileAndIsIdempotent() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path target = mountPoint("dev");
-        mounter.publishBlock(device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
 
         mounter.unpublish(target, Optional.of(device));
         mounter.unpublish(target, Optional.of(device));
@@ -761,7 +797,7 @@ class MounterTest {
     void stageAsAFilesystemWhileTheRawDeviceIsPublishedIsAConflict() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path target = mountPoint("pod/block");
-        mounter.publishBlock(device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
         Path staging = mountPoint("staging");
 
         assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
@@ -782,7 +818,7 @@ class MounterTest {
                 }
             }
         });
-        mounter.publishBlock(device, target, true); // binds a read-only loop device over it
+        mounter.publishBlock(VOLUME, device, target, true); // binds a read-only loop device over it
         Path staging = mountPoint("staging");
 
         assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
