@@ -214,13 +214,38 @@ final class Publisher {
      * the table it was found in). The table read before answers for a path with one mount or none;
      * after an unmount where more were stacked, the table is read again to see what is on top now.
      */
+    /**
+     * umount2, tried again for a moment while it answers EBUSY. A mount is busy for a moment after
+     * its last user has gone: a container's processes still exiting when the kubelet unpublishes, or
+     * a process forked elsewhere that holds a copy of a file descriptor until its exec closes it.
+     * Still busy after about 300 ms, it is busy for a reason: the caller's retry comes back later.
+     */
+    private static void unmountPatiently(Path path) throws LinuxException {
+        for (int pause = 10; ; pause *= 2) {
+            try {
+                Mounts.unmount(path);
+                return;
+            } catch (LinuxException e) {
+                if (e.errno() != Errno.EBUSY || pause > 160) {
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new StorageException.Failed("unmounting " + path + ": interrupted", interrupted);
+            }
+        }
+    }
+
     private static void unmountAll(Path path, MountTable table,
             java.util.function.BiPredicate<MountEntry, MountTable> ours) {
         try {
             MountTable now = table;
             List<MountEntry> stack = now.stackAt(path);
             while (!stack.isEmpty() && ours.test(stack.getLast(), now)) {
-                Mounts.unmount(path);
+                unmountPatiently(path);
                 if (stack.size() == 1) {
                     return;
                 }

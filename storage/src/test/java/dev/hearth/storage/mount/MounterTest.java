@@ -828,6 +828,47 @@ class MounterTest {
         assertThat(probe(device)).isInstanceOf(ProbeResult.Empty.class);
     }
 
+    // --- a mount busy for a moment ---
+
+    @Test
+    void unpublishWaitsForAMountBusyOnlyAMoment() throws Exception {
+        Path staging = stagedExt4();
+        Path target = mountPoint("pods/uid/volumes/busy");
+        publish(staging, target, false);
+        FileChannel open = FileChannel.open(target.resolve("held"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        // Closed 60 ms after the unpublish begins: a process exiting, a fork's copy of the descriptor.
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+            try {
+                Thread.sleep(60);
+                open.close();
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        mounter.unpublish(target, Optional.of(deviceOf(staging)));
+
+        closed.get(10, TimeUnit.SECONDS);
+        assertThat(mountsAt(target)).isEmpty();
+        assertThat(Files.exists(target)).isFalse();
+    }
+
+    @Test
+    void unpublishOfAMountKeptBusyIsRefusedAndLeftMounted() throws Exception {
+        Path staging = stagedExt4();
+        Path target = mountPoint("pods/uid/volumes/busy");
+        publish(staging, target, false);
+        try (FileChannel open = FileChannel.open(target.resolve("held"), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE)) {
+            assertThatThrownBy(() -> mounter.unpublish(target, Optional.of(deviceOf(staging))))
+                    .isInstanceOf(StorageException.Precondition.class)
+                    .hasMessageContaining("is busy");
+            assertThat(mountsAt(target)).hasSize(1);
+        }
+        mounter.unpublish(target, Optional.of(deviceOf(staging)));
+        assertThat(mountsAt(target)).isEmpty();
+    }
+
     // --- a filesystem left frozen (issue 8) ---
 
     @Test
