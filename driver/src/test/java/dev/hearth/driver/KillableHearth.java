@@ -30,7 +30,7 @@ final class KillableHearth implements AutoCloseable {
     private final Path classArchive;
     private final String[] args;
     private HearthProcess process;
-    private ManagedChannel channel;
+    private volatile ManagedChannel channel;
     private Duration lastStart = Duration.ZERO;
 
     /**

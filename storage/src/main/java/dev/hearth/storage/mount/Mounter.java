@@ -157,7 +157,12 @@ public final class Mounter {
      * filesystem (staged before as a filesystem, it would be written underneath a mounted one).
      */
     public void stageBlock(VolumeId volume, Path device, Path staging) {
-        Optional<MountEntry> mounted = MountTable.mountAt(staging);
+        stageBlock(MountTable.read(), volume, device, staging);
+    }
+
+    /** {@link #stageBlock} with the mount table as the caller read it. */
+    void stageBlock(MountTable table, VolumeId volume, Path device, Path staging) {
+        Optional<MountEntry> mounted = table.at(staging);
         if (mounted.isPresent()) {
             String what = device.toString().equals(mounted.get().source())
                     ? "volume " + volume + " is already staged there as a " + mounted.get().fsType() + " filesystem"

@@ -14,7 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -44,10 +44,7 @@ public final class VolumeStager {
     public void stageFilesystem(VolumeId volume, Path staging, Optional<FilesystemType> type, List<String> options,
             Optional<Integer> group) {
         Pool pool = poolOf(volume);
-        // One read of the mount table for the whole stage: attaching the volume mounts nothing.
-        MountTable table = MountTable.read();
-        boolean wasMounted = table.at(staging).isPresent();
-        stage(pool, volume, staging, wasMounted, device -> {
+        stage(pool, volume, staging, (device, table) -> {
             mounter.stageFilesystem(table, volume, device, () -> pool.emptiness(volume), staging, type, options);
             group.ifPresent(gid -> mounter.applyGroup(staging, gid));
         });
@@ -56,17 +53,27 @@ public final class VolumeStager {
     /** Attaches the volume for a raw block publish; the staging path must hold no filesystem of it. */
     public void stageBlock(VolumeId volume, Path staging) {
         Pool pool = poolOf(volume);
-        stage(pool, volume, staging, false, device -> mounter.stageBlock(volume, device, staging));
+        stage(pool, volume, staging, (device, table) -> mounter.stageBlock(table, volume, device, staging));
     }
 
-    private void stage(Pool pool, VolumeId volume, Path staging, boolean wasMounted, Consumer<Path> onDevice) {
+    /**
+     * Attaches the volume, then reads the mount table once for the whole stage. Read after the
+     * attach, not before: the device number may have been freed by another volume's unstage a moment
+     * ago, and a table read before the attach would still show that volume's binds of the number as
+     * this volume's (a raw block publish, refusing the stage). Attaching mounts nothing, so the
+     * staging path reads the same either way.
+     */
+    private void stage(Pool pool, VolumeId volume, Path staging, BiConsumer<Path, MountTable> onDevice) {
         Attachment attachment = pool.attach(volume);
+        MountTable table = null;
         try {
-            onDevice.accept(attachment.device());
+            table = MountTable.read();
+            onDevice.accept(attachment.device(), table);
             pool.handedOut(volume);
         } catch (RuntimeException e) {
             // What this call attached goes again, unless it is now mounted; a mount that was
             // there before (another volume's) is not a reason to keep it.
+            boolean wasMounted = table != null && table.at(staging).isPresent();
             if (attachment.attachedNow() && (wasMounted || !mounter.isMounted(staging))) {
                 detachQuietly(pool, volume);
             }

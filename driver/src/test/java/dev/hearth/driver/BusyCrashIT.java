@@ -1,0 +1,298 @@
+package dev.hearth.driver;
+
+import static dev.hearth.driver.TestDriver.MIB;
+import static dev.hearth.driver.TestDriver.block;
+import static dev.hearth.driver.TestDriver.mount;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.ListVolumesRequest;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
+import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.Mounts;
+import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * kill -9 of {@code hearth serve} while several volumes go through their lives at once, as a busy
+ * node's kubelet and provisioner drive them: each worker creates a volume, stages, publishes and
+ * writes it, takes it down, stages and publishes it again read-only, reads its data back, and deletes it,
+ * volume after volume, while the driver is killed (with the tools it runs) at random moments and
+ * started again on the same state. Every call is retried as the sidecars retry it; only the answers
+ * of a driver that is down or starting (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED) are
+ * retried, any other refusal fails the test. At the end every volume has been deleted through the
+ * API, and the node holds nothing of them: no pool file, loop device, mount or open record. (The
+ * pool's capacity is the free space of the filesystem it shares with the driver's logs: no measure
+ * of a leak.)
+ *
+ * <p>Where {@link FileCrashIT} kills one call at a time, this kills calls of every kind that overlap:
+ * creates beside stages beside deletes, on ext4 and raw block volumes. The seed is printed;
+ * {@code -Dhearth.crash.seed=} repeats the kill times, {@code -Dhearth.busy.kills=} sets their
+ * number (6 unless given). The workers' interleaving is the machine's.
+ */
+@RequiresRoot
+@RequiresTools({"mkfs.ext4", "e2fsck", "blkid"})
+class BusyCrashIT {
+
+    private static final long SIZE = 32 * MIB;
+    private static final int WORKERS = 6;
+    private static final int DATA_BYTES = 256 * 1024;
+    /** What a driver that is down, or starting, or killed under a call answers: the sidecars retry these. */
+    private static final Set<Status.Code> DOWN = EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.DEADLINE_EXCEEDED,
+            Status.Code.CANCELLED, Status.Code.ABORTED);
+    private static final List<String> JVM = List.of("-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+            "-XX:CompileThresholdScaling=0.02", "-XX:-UsePerfData");
+
+    @TempDir
+    Path dir;
+
+    private KillableHearth hearth;
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (hearth != null) {
+            hearth.close();
+        }
+        Path real = dir.toRealPath();
+        for (MountEntry mount : TestDriver.mountsUnder(real).reversed()) {
+            Mounts.unmount(mount.mountPoint());
+        }
+        for (LoopAttachment loop : TestDriver.loopDevicesUnder(real).reversed()) {
+            Loop.detach(loop.device());
+        }
+    }
+
+    @Test
+    void volumesInEveryStepWhenTheDriverIsKilledAllConvergeWithNothingLeft() throws Exception {
+        long seed = Long.getLong("hearth.crash.seed", new SecureRandom().nextLong());
+        int kills = Integer.getInteger("hearth.busy.kills", 6);
+        System.out.println("BusyCrashIT: seed " + seed + " (repeat the kill times with -Dhearth.crash.seed=" + seed
+                + "), " + kills + " kills, " + WORKERS + " workers");
+        Path state = dir.resolve("state");
+        Path pool = state.resolve("pools/default");
+        Path kubelet = dir.resolve("kubelet");
+        hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), JVM, dir.resolve("hearth.jsa"),
+                List.of("--node-id", "busy", "--state-dir", state.toString(), "--metrics-address", ""));
+        hearth.start();
+        hearth.stop(); // writes the class archive: every restart after this one is faster
+        hearth.start();
+        List<String> basePool = files(pool);
+
+        Random random = new Random(seed);
+        AtomicBoolean stopping = new AtomicBoolean();
+        Map<String, Integer> retried = new TreeMap<>();
+        List<Future<Integer>> workers = new ArrayList<>();
+        // Closing the executor waits for the workers: they must have been told to stop first.
+        try (ExecutorService threads = Executors.newFixedThreadPool(WORKERS)) {
+            try {
+                for (int w = 0; w < WORKERS; w++) {
+                    Worker worker = new Worker(w, w % 2 == 0 ? mount("ext4") : block(), kubelet, pool, retried);
+                    workers.add(threads.submit(() -> {
+                        int lives = 0;
+                        while (!stopping.get()) {
+                            worker.life(lives++);
+                        }
+                        return lives;
+                    }));
+                }
+                for (int k = 1; k <= kills; k++) {
+                    Thread.sleep(300 + random.nextInt(1700));
+                    List<String> tools = hearth.tools();
+                    hearth.kill();
+                    Thread.sleep(random.nextInt(200));
+                    hearth.start();
+                    System.out.println("  kill " + k + "/" + kills
+                            + (tools.isEmpty() ? "" : " (running " + tools + ")")
+                            + "; restarted in " + hearth.lastStart().toMillis() + " ms");
+                }
+                Thread.sleep(1000); // the workers go on for a while on the last driver
+                stopping.set(true);
+                int lives = 0;
+                for (Future<Integer> worker : workers) {
+                    lives += worker.get(5, TimeUnit.MINUTES);
+                }
+                System.out.println("BusyCrashIT: " + lives + " volume lives; calls retried: " + retried);
+                assertThat(lives).as("volume lives completed").isGreaterThanOrEqualTo(WORKERS);
+            } finally {
+                stopping.set(true);
+            }
+        }
+
+        assertThat(hearth.controller().listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesList())
+                .as("volumes listed after all were deleted").isEmpty();
+        assertThat(files(pool)).as("the pool's files").isEqualTo(basePool);
+        assertThat(TestDriver.mountsUnder(kubelet.toRealPath())).as("mounts").isEmpty();
+        assertThat(TestDriver.loopDevicesUnder(pool.toRealPath())).as("loop devices").isEmpty();
+        assertThat(files(state.resolve("formatting"))).as("open records").isEmpty();
+    }
+
+    /** One of the kubelet's and the provisioner's streams of work: a volume's life, then the next one's. */
+    private final class Worker {
+
+        private final int number;
+        private final VolumeCapability capability;
+        private final Path kubelet;
+        private final Path pool;
+        private final Map<String, Integer> retried;
+
+        Worker(int number, VolumeCapability capability, Path kubelet, Path pool, Map<String, Integer> retried) {
+            this.number = number;
+            this.capability = capability;
+            this.kubelet = kubelet;
+            this.pool = pool;
+            this.retried = retried;
+        }
+
+        void life(int round) throws Exception {
+            String name = "pvc-busy-" + number + "-" + round;
+            String id = call("CreateVolume", () -> hearth.controller().createVolume(CreateVolumeRequest.newBuilder()
+                    .setName(name).setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(SIZE))
+                    .addVolumeCapabilities(capability).build())).getVolume().getVolumeId();
+            Path staging = Files.createDirectories(kubelet.resolve("staging").resolve(id));
+            Path target = Files.createDirectories(kubelet.resolve("pods").resolve(id)).resolve("volume");
+            byte[] data = TestData.random(DATA_BYTES, 1000L * number + round);
+
+            stage(id, staging);
+            publish(id, staging, target, false);
+            write(target, data);
+            unpublish(id, target);
+            unstage(id, staging);
+
+            stage(id, staging); // a volume with data: staged again, never formatted over
+            publish(id, staging, target, true); // read-only: a raw block volume gets a read-only view
+            assertThat(read(target)).as("the data of %s after it was staged again", name).isEqualTo(data);
+            unpublish(id, target);
+            unstage(id, staging);
+            if (capability.hasMount()) {
+                fsck(pool.resolve(id + ".img"));
+            }
+            call("DeleteVolume", () -> hearth.controller().deleteVolume(
+                    DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+            Files.delete(staging);
+            Files.delete(target.getParent());
+        }
+
+        private void stage(String id, Path staging) throws Exception {
+            call("NodeStageVolume", () -> hearth.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder()
+                    .setVolumeId(id).setStagingTargetPath(staging.toString()).setVolumeCapability(capability)
+                    .build()));
+        }
+
+        private void publish(String id, Path staging, Path target, boolean readOnly) throws Exception {
+            call("NodePublishVolume", () -> hearth.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder()
+                    .setVolumeId(id).setStagingTargetPath(staging.toString()).setTargetPath(target.toString())
+                    .setVolumeCapability(capability).setReadonly(readOnly).build()));
+        }
+
+        private void unpublish(String id, Path target) throws Exception {
+            call("NodeUnpublishVolume", () -> hearth.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest
+                    .newBuilder().setVolumeId(id).setTargetPath(target.toString()).build()));
+        }
+
+        private void unstage(String id, Path staging) throws Exception {
+            call("NodeUnstageVolume", () -> hearth.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder()
+                    .setVolumeId(id).setStagingTargetPath(staging.toString()).build()));
+        }
+
+        /** The unstaged volume's ext4, checked without changing it: made once, whole, whatever the kills cut. */
+        private void fsck(Path image) throws IOException, InterruptedException {
+            Process check = new ProcessBuilder("e2fsck", "-fn", image.toString()).redirectErrorStream(true).start();
+            String output = new String(check.getInputStream().readAllBytes());
+            assertThat(check.waitFor()).as("e2fsck -fn %s:%n%s", image, output).isZero();
+        }
+
+        /** Into a file on the filesystem, or at 4 MiB into the raw device; synced either way. */
+        private void write(Path target, byte[] data) throws IOException {
+            if (capability.hasMount()) {
+                TestData.writeSynced(target.resolve("data"), data);
+                return;
+            }
+            try (FileChannel device = FileChannel.open(target, StandardOpenOption.WRITE)) {
+                ByteBuffer buffer = ByteBuffer.wrap(data);
+                while (buffer.hasRemaining()) {
+                    device.write(buffer, 4 * MIB + buffer.position());
+                }
+                device.force(true);
+            }
+        }
+
+        private byte[] read(Path target) throws IOException {
+            if (capability.hasMount()) {
+                return Files.readAllBytes(target.resolve("data"));
+            }
+            try (FileChannel device = FileChannel.open(target, StandardOpenOption.READ)) {
+                ByteBuffer buffer = ByteBuffer.allocate(DATA_BYTES);
+                while (buffer.hasRemaining() && device.read(buffer, 4 * MIB + buffer.position()) > 0) {
+                    // until the buffer is full
+                }
+                return buffer.array();
+            }
+        }
+
+        /**
+         * The call again until it succeeds, while the driver is down, starting, or was killed under
+         * it; any other refusal fails the test. Gives up after two minutes.
+         */
+        private <T> T call(String what, KillableHearth.Attempt<T> attempt) throws Exception {
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (true) {
+                try {
+                    return attempt.make();
+                } catch (StatusRuntimeException e) {
+                    Status.Code code = e.getStatus().getCode();
+                    if (!DOWN.contains(code) || System.nanoTime() > deadline) {
+                        throw new AssertionError(what + " of worker " + number + " refused: " + e.getStatus(), e);
+                    }
+                    synchronized (retried) {
+                        retried.merge(what + " " + code, 1, Integer::sum);
+                    }
+                    Thread.sleep(50);
+                }
+            }
+        }
+    }
+
+    private static List<String> files(Path directory) throws IOException {
+        if (!Files.isDirectory(directory)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.walk(directory)) {
+            return files.filter(Files::isRegularFile).map(f -> directory.relativize(f).toString())
+                    .filter(f -> !f.equals(".hearth.lock")).sorted().toList();
+        }
+    }
+}
