@@ -6,14 +6,19 @@ import static dev.hearth.driver.TestDriver.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.csi.v1.CapacityRange;
+import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.ListSnapshotsRequest;
 import dev.hearth.csi.v1.ListVolumesRequest;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
@@ -49,26 +54,30 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kill -9 of {@code hearth serve} while several volumes go through their lives at once, as a busy
- * node's kubelet and provisioner drive them: each worker creates a volume, stages, publishes and
- * writes it, takes it down, stages and publishes it again read-only, reads its data back, and deletes it,
- * volume after volume, while the driver is killed (with the tools it runs) at random moments and
- * started again on the same state. Every call is retried as the sidecars retry it; only the answers
- * of a driver that is down or starting (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED) are
- * retried, any other refusal fails the test. At the end every volume has been deleted through the
- * API, and the node holds nothing of them: no pool file, loop device, mount or open record. (The
- * pool's capacity is the free space of the filesystem it shares with the driver's logs: no measure
- * of a leak.)
+ * node's kubelet, provisioner, snapshotter and resizer drive them. Each worker takes volume after
+ * volume: it creates one, stages, publishes and writes it, takes it down, stages it again,
+ * publishes it read-only, reads its data back and deletes it (ext4 and raw block); every third
+ * worker instead keeps its ext4 published while it snapshots it, restores the snapshot and clones
+ * it, then expands it, and reads the data back through it and each copy. Meanwhile the driver is
+ * killed (with the tools it runs) at random moments and started again on the same state. Every
+ * call is retried as the sidecars retry it; only the answers of a driver that is down or starting
+ * (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED) are retried, any other refusal fails the
+ * test. Each ext4 passes {@code e2fsck -fn} before it is deleted. At the end every volume and
+ * snapshot has been deleted through the API, and the node holds nothing of them: no pool file,
+ * loop device, mount or open record. (The pool's capacity is the free space of the filesystem it
+ * shares with the driver's logs: no measure of a leak.)
  *
- * <p>Where {@link FileCrashIT} kills one call at a time, this kills calls of every kind that overlap:
- * creates beside stages beside deletes, on ext4 and raw block volumes. The seed is printed;
- * {@code -Dhearth.crash.seed=} repeats the kill times, {@code -Dhearth.busy.kills=} sets their
- * number (6 unless given). The workers' interleaving is the machine's.
+ * <p>Where {@link FileCrashIT} kills one call at a time, this kills calls of every kind that overlap.
+ * The seed is printed; {@code -Dhearth.crash.seed=} repeats the kill times,
+ * {@code -Dhearth.busy.kills=} sets their number (6 unless given). The workers' interleaving is the
+ * machine's.
  */
 @RequiresRoot
-@RequiresTools({"mkfs.ext4", "e2fsck", "blkid"})
+@RequiresTools({"mkfs.ext4", "e2fsck", "resize2fs", "blkid"})
 class BusyCrashIT {
 
     private static final long SIZE = 32 * MIB;
+    private static final long GROWN = 48 * MIB;
     private static final int WORKERS = 6;
     private static final int DATA_BYTES = 256 * 1024;
     /** What a driver that is down, or starting, or killed under a call answers: the sidecars retry these. */
@@ -120,7 +129,7 @@ class BusyCrashIT {
         try (ExecutorService threads = Executors.newFixedThreadPool(WORKERS)) {
             try {
                 for (int w = 0; w < WORKERS; w++) {
-                    Worker worker = new Worker(w, w % 2 == 0 ? mount("ext4") : block(), kubelet, pool, retried);
+                    Worker worker = new Worker(w, w % 3 == 1 ? block() : mount("ext4"), kubelet, pool, retried);
                     workers.add(threads.submit(() -> {
                         int lives = 0;
                         while (!stopping.get()) {
@@ -154,6 +163,8 @@ class BusyCrashIT {
 
         assertThat(hearth.controller().listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesList())
                 .as("volumes listed after all were deleted").isEmpty();
+        assertThat(hearth.controller().listSnapshots(ListSnapshotsRequest.getDefaultInstance()).getEntriesList())
+                .as("snapshots listed after all were deleted").isEmpty();
         assertThat(files(pool)).as("the pool's files").isEqualTo(basePool);
         assertThat(TestDriver.mountsUnder(kubelet.toRealPath())).as("mounts").isEmpty();
         assertThat(TestDriver.loopDevicesUnder(pool.toRealPath())).as("loop devices").isEmpty();
@@ -177,13 +188,16 @@ class BusyCrashIT {
             this.retried = retried;
         }
 
+        /** One volume's life; every third worker's also copies it (snapshot, restore, clone) and expands it. */
         void life(int round) throws Exception {
             String name = "pvc-busy-" + number + "-" + round;
-            String id = call("CreateVolume", () -> hearth.controller().createVolume(CreateVolumeRequest.newBuilder()
-                    .setName(name).setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(SIZE))
-                    .addVolumeCapabilities(capability).build())).getVolume().getVolumeId();
-            Path staging = Files.createDirectories(kubelet.resolve("staging").resolve(id));
-            Path target = Files.createDirectories(kubelet.resolve("pods").resolve(id)).resolve("volume");
+            if (number % 3 == 2) {
+                copiesLife(name, TestData.random(DATA_BYTES, 1000L * number + round));
+                return;
+            }
+            String id = create(name, null);
+            Path staging = staging(id);
+            Path target = target(id);
             byte[] data = TestData.random(DATA_BYTES, 1000L * number + round);
 
             stage(id, staging);
@@ -195,15 +209,81 @@ class BusyCrashIT {
             stage(id, staging); // a volume with data: staged again, never formatted over
             publish(id, staging, target, true); // read-only: a raw block volume gets a read-only view
             assertThat(read(target)).as("the data of %s after it was staged again", name).isEqualTo(data);
-            unpublish(id, target);
-            unstage(id, staging);
+            takeDown(id);
+        }
+
+        /**
+         * A volume written while published, then, while it stays published (frozen for each copy):
+         * a snapshot of it, a volume restored from that and a clone of it; then it is taken down,
+         * expanded, and staged again, which grows its ext4. It and its copies must hold the data;
+         * all four go again at the end.
+         */
+        private void copiesLife(String name, byte[] data) throws Exception {
+            String source = create(name, null);
+            Path target = target(source);
+            stage(source, staging(source));
+            publish(source, staging(source), target, false);
+            write(target, data);
+            String snapshot = call("CreateSnapshot", () -> hearth.controller().createSnapshot(CreateSnapshotRequest
+                    .newBuilder().setName(name + "-snap").setSourceVolumeId(source).build())).getSnapshot()
+                    .getSnapshotId();
+            String restored = create(name + "-restored", VolumeContentSource.newBuilder().setSnapshot(
+                    VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snapshot)).build());
+            String clone = create(name + "-clone", VolumeContentSource.newBuilder().setVolume(
+                    VolumeContentSource.VolumeSource.newBuilder().setVolumeId(source)).build());
+            // Grown while unstaged: ext4 online growth needs CAP_SYS_RESOURCE, which this sandbox's root
+            // lacks. The next stage grows it offline (resize2fs under its record) before it mounts it.
+            unpublish(source, target);
+            unstage(source, staging(source));
+            call("NodeExpandVolume", () -> hearth.node().nodeExpandVolume(NodeExpandVolumeRequest.newBuilder()
+                    .setVolumeId(source).setVolumePath(staging(source).toString())
+                    .setStagingTargetPath(staging(source).toString()).setVolumeCapability(capability)
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(GROWN)).build()));
+            stage(source, staging(source));
+            publish(source, staging(source), target, true);
+            assertThat(Files.getFileStore(target).getTotalSpace()).as("%s grown", name).isGreaterThan(SIZE);
+            assertThat(read(target)).as("the data of %s after its growth", name).isEqualTo(data);
+            for (String copy : List.of(restored, clone)) {
+                stage(copy, staging(copy));
+                publish(copy, staging(copy), target(copy), true);
+                assertThat(read(target(copy))).as("the data of %s's copy %s", name, copy).isEqualTo(data);
+                takeDown(copy);
+            }
+            takeDown(source);
+            call("DeleteSnapshot", () -> hearth.controller().deleteSnapshot(
+                    DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build()));
+        }
+
+        private String create(String name, VolumeContentSource source) throws Exception {
+            CreateVolumeRequest.Builder request = CreateVolumeRequest.newBuilder().setName(name)
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(SIZE))
+                    .addVolumeCapabilities(capability);
+            if (source != null) {
+                request.setVolumeContentSource(source);
+            }
+            return call("CreateVolume", () -> hearth.controller().createVolume(request.build())).getVolume()
+                    .getVolumeId();
+        }
+
+        /** Unpublishes and unstages the volume, checks its ext4, deletes it, and removes the kubelet's directories. */
+        private void takeDown(String id) throws Exception {
+            unpublish(id, target(id));
+            unstage(id, staging(id));
             if (capability.hasMount()) {
                 fsck(pool.resolve(id + ".img"));
             }
             call("DeleteVolume", () -> hearth.controller().deleteVolume(
                     DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
-            Files.delete(staging);
-            Files.delete(target.getParent());
+            Files.delete(staging(id));
+            Files.delete(target(id).getParent());
+        }
+
+        private Path staging(String id) throws IOException {
+            return Files.createDirectories(kubelet.resolve("staging").resolve(id));
+        }
+
+        private Path target(String id) throws IOException {
+            return Files.createDirectories(kubelet.resolve("pods").resolve(id)).resolve("volume");
         }
 
         private void stage(String id, Path staging) throws Exception {
