@@ -98,10 +98,9 @@ public final class Freezer {
         Path record = record(mountPoint);
         String token = UUID.randomUUID().toString();
         long started = System.nanoTime();
-        Files.createDirectories(records);
         Process watchdog = startWatchdog(mountPoint, record, token);
         try {
-            AtomicFiles.write(record, encode(mountPoint, token, watchdog.pid()));
+            writeRecord(record, encode(mountPoint, token, watchdog.pid()));
             Freeze.Frozen frozen;
             try {
                 frozen = Freeze.freeze(mountPoint);
@@ -128,9 +127,24 @@ public final class Freezer {
             return result;
         } finally {
             watchdog.destroyForcibly();
-            Files.deleteIfExists(record);
-            removeIfEmpty();
+            removeRecord(record);
         }
+    }
+
+    /**
+     * Makes the records' directory and writes the record in it. Under the same lock as
+     * {@link #removeRecord}: a freeze of another filesystem ending meanwhile would otherwise remove
+     * the directory, empty for that moment, between the two, and this record's write would fail.
+     */
+    private synchronized void writeRecord(Path record, String content) throws IOException {
+        Files.createDirectories(records);
+        AtomicFiles.write(record, content);
+    }
+
+    /** Removes the record, and the directory with it when no other freeze has one there. */
+    private synchronized void removeRecord(Path record) throws IOException {
+        Files.deleteIfExists(record);
+        removeIfEmpty();
     }
 
     private void removeIfEmpty() {

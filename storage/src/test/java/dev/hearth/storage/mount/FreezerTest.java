@@ -10,6 +10,7 @@ import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.ScratchFilesystem;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -72,6 +73,29 @@ class FreezerTest {
         assertThat(result).isEqualTo("copied");
         assertThat(write.get(10, TimeUnit.SECONDS)).hasContent("during-the-copy");
         assertThat(records).doesNotExist();
+    }
+
+    @Test
+    void freezesOfTwoFilesystemsAtOnceNeverLoseTheirRecordsDirectory() throws Exception {
+        Path other = ScratchFilesystem.mount(cleanup, dir, "ext4", 64L << 20).mountPoint();
+        Freezer freezer = new Freezer(records, Duration.ofSeconds(30));
+        // One freeze ending removes the directory when it holds no other record: never between the
+        // other's making it and writing its record there (a busy node's concurrent clones saw that).
+        CompletableFuture<Void> second = CompletableFuture.runAsync(() -> freezeRepeatedly(freezer, other), threads);
+        freezeRepeatedly(freezer, mnt);
+        second.get(60, TimeUnit.SECONDS);
+
+        assertThat(records).doesNotExist();
+    }
+
+    private static void freezeRepeatedly(Freezer freezer, Path mountPoint) {
+        for (int i = 0; i < 150; i++) {
+            try {
+                freezer.whileFrozen(mountPoint, () -> "copied");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 
     @Test
