@@ -30,13 +30,16 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -58,7 +61,8 @@ import org.junit.jupiter.api.io.TempDir;
  * volume: it creates one, stages, publishes and writes it, takes it down, stages it again,
  * publishes it read-only, reads its data back and deletes it (ext4 and raw block); every third
  * worker instead keeps its ext4 published while it snapshots it, restores the snapshot and clones
- * it, then expands it, and reads the data back through it and each copy. Meanwhile the driver is
+ * it, then expands it, and reads the data back through it and each copy; and one worker's
+ * volumes are inline (ephemeral) volumes, made by their publish and gone with their unpublish. Meanwhile the driver is
  * killed (with the tools it runs) at random moments and started again on the same state. Every
  * call is retried as the sidecars retry it; only the answers of a driver that is down or starting
  * (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED) are retried, any other refusal fails the
@@ -169,6 +173,7 @@ class BusyCrashIT {
         assertThat(TestDriver.mountsUnder(kubelet.toRealPath())).as("mounts").isEmpty();
         assertThat(TestDriver.loopDevicesUnder(pool.toRealPath())).as("loop devices").isEmpty();
         assertThat(files(state.resolve("formatting"))).as("open records").isEmpty();
+        assertThat(files(state.resolve("ephemeral"))).as("ephemeral volumes' records").isEmpty();
     }
 
     /** One of the kubelet's and the provisioner's streams of work: a volume's life, then the next one's. */
@@ -188,11 +193,18 @@ class BusyCrashIT {
             this.retried = retried;
         }
 
-        /** One volume's life; every third worker's also copies it (snapshot, restore, clone) and expands it. */
+        /**
+         * One volume's life; every third worker's also copies it (snapshot, restore, clone) and
+         * expands it, and one worker's volumes are ephemeral (inline in a pod).
+         */
         void life(int round) throws Exception {
             String name = "pvc-busy-" + number + "-" + round;
             if (number % 3 == 2) {
                 copiesLife(name, TestData.random(DATA_BYTES, 1000L * number + round));
+                return;
+            }
+            if (number == 3) {
+                ephemeralLife(name, TestData.random(DATA_BYTES, 1000L * number + round));
                 return;
             }
             String id = create(name, null);
@@ -252,6 +264,24 @@ class BusyCrashIT {
             takeDown(source);
             call("DeleteSnapshot", () -> hearth.controller().deleteSnapshot(
                     DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build()));
+        }
+
+        /** An inline volume: made by its publish, written, read back, gone with its unpublish. */
+        private void ephemeralLife(String name, byte[] data) throws Exception {
+            // The kubelet's handle for an inline volume: "csi-" and a SHA-256 (here of the name).
+            String handle = "csi-" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(name.getBytes(StandardCharsets.UTF_8)));
+            Path target = target(handle);
+            call("NodePublishVolume", () -> hearth.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder()
+                    .setVolumeId(handle).setTargetPath(target.toString()).setVolumeCapability(capability)
+                    .putAllVolumeContext(Map.of("csi.storage.k8s.io/ephemeral", "true",
+                            "csi.storage.k8s.io/pod.name", name, "csi.storage.k8s.io/pod.namespace", "default",
+                            "hearth.dev/size", "32Mi"))
+                    .build()));
+            write(target, data);
+            assertThat(read(target)).as("the data of ephemeral %s", name).isEqualTo(data);
+            unpublish(handle, target);
+            Files.delete(target.getParent());
         }
 
         private String create(String name, VolumeContentSource source) throws Exception {
