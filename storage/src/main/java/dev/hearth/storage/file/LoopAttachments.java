@@ -92,11 +92,39 @@ final class LoopAttachments {
                 // Also a device whose image was deleted under it: it still holds the old inode.
                 // A device still open (mounted at another staging path, say) is detached by the kernel
                 // only at its last close: until then sysfs shows it bound, and so does the next lookup.
-                for (LoopAttachment attached : serving(key)) {
+                List<LoopAttachment> serving = serving(key);
+                for (LoopAttachment attached : serving) {
                     table.detach(attached.device());
                 }
+                awaitRelease(key, serving);
             } catch (IOException e) {
                 throw new StorageException.Failed("detaching the loop device of " + image + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * Waits a moment for devices the kernel could not detach at once. A device someone still has
+     * open is only marked to go at its last close, and a close is often a moment away: a process
+     * forked elsewhere holding a copy of a descriptor until its exec, a read-only view of the
+     * device whose own last close is pending. A DeleteVolume right after the unstage would find
+     * the volume still attached. After about 300 ms the device is left to go at its last close.
+     */
+    private void awaitRelease(Path key, List<LoopAttachment> detached) throws IOException {
+        for (int pause = 10; pause <= 160; pause *= 2) {
+            boolean bound = false;
+            for (LoopAttachment attached : detached) {
+                Optional<LoopAttachment> now = table.describe(attached.device());
+                bound |= now.isPresent() && now.get().backingFile().equals(key);
+            }
+            if (!bound) {
+                return;
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
     }

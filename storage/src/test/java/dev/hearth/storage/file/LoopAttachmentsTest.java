@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -120,6 +122,28 @@ class LoopAttachmentsTest {
 
         assertThat(whileOpen).contains(device);
         assertThat(afterClose).isEmpty();
+    }
+
+    @Test
+    void aDeviceOpenAMomentLongerIsGoneWhenDetachReturns() throws Exception {
+        FilePool pool = open();
+        VolumeId volume = create(pool, "pvc");
+        Path device = pool.attach(volume).device();
+        FileChannel holder = FileChannel.open(device, StandardOpenOption.READ);
+        // Closed 50 ms into the detach: a fork's copy of a descriptor, a view's own last close.
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+            try {
+                Thread.sleep(50);
+                holder.close();
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        pool.detach(volume);
+
+        closed.get(10, TimeUnit.SECONDS);
+        assertThat(pool.attachedDevice(volume)).as("the volume's device right after detach").isEmpty();
     }
 
     private FilePool open() throws IOException {
