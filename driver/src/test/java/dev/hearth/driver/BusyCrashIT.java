@@ -63,7 +63,8 @@ import org.junit.jupiter.api.io.TempDir;
  * worker instead keeps its ext4 published while it snapshots it, restores the snapshot and clones
  * it, then expands it, and reads the data back through it and each copy; and one worker's
  * volumes are inline (ephemeral) volumes, made by their publish and gone with their unpublish. Meanwhile the driver is
- * killed (with the tools it runs) at random moments and started again on the same state. Every
+ * killed (with the tools it runs) at random moments and started again on the same state; one
+ * restart in three is itself killed at a random moment, before or after it is ready. Every
  * call is retried as the sidecars retry it; only the answers of a driver that is down or starting
  * (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, ABORTED) are retried, any other refusal fails the
  * test. Each ext4 passes {@code e2fsck -fn} before it is deleted. At the end every volume and
@@ -147,9 +148,16 @@ class BusyCrashIT {
                     List<String> tools = hearth.tools();
                     hearth.kill();
                     Thread.sleep(random.nextInt(200));
+                    // One restart in three is itself killed, ready or not (ready takes about a second).
+                    String startKilled = "";
+                    if (random.nextInt(3) == 0) {
+                        int delay = random.nextInt(1200);
+                        hearth.startAndKillAfter(Duration.ofMillis(delay));
+                        startKilled = "; its restart killed at " + delay + " ms";
+                    }
                     hearth.start();
                     System.out.println("  kill " + k + "/" + kills
-                            + (tools.isEmpty() ? "" : " (running " + tools + ")")
+                            + (tools.isEmpty() ? "" : " (running " + tools + ")") + startKilled
                             + "; restarted in " + hearth.lastStart().toMillis() + " ms");
                 }
                 Thread.sleep(1000); // the workers go on for a while on the last driver

@@ -50,10 +50,7 @@ final class KillableHearth implements AutoCloseable {
     /** Starts the driver and waits until Probe says it is ready. */
     KillableHearth start() throws IOException, InterruptedException {
         long started = System.nanoTime();
-        List<String> options = new ArrayList<>(jvmOptions);
-        options.add(Files.exists(classArchive) ? "-XX:SharedArchiveFile=" + classArchive
-                : "-XX:ArchiveClassesAtExit=" + classArchive);
-        process = HearthProcess.start(logs, options, args);
+        process = HearthProcess.start(logs, options(), args);
         if (channel != null) {
             channel.shutdownNow();
         }
@@ -61,6 +58,24 @@ final class KillableHearth implements AutoCloseable {
         process.awaitReady(channel, Duration.ofSeconds(90));
         lastStart = Duration.ofNanos(System.nanoTime() - started);
         return this;
+    }
+
+    /**
+     * Starts the driver and kills it (with what it runs) {@code delay} later, whether it is ready
+     * by then or not: a kill in the middle of a start, while it opens its pools, thaws, cleans up or
+     * warms up. {@link #start} makes the next driver.
+     */
+    void startAndKillAfter(Duration delay) throws IOException, InterruptedException {
+        process = HearthProcess.start(logs, options(), args);
+        Thread.sleep(delay.toMillis());
+        kill();
+    }
+
+    private List<String> options() {
+        List<String> options = new ArrayList<>(jvmOptions);
+        options.add(Files.exists(classArchive) ? "-XX:SharedArchiveFile=" + classArchive
+                : "-XX:ArchiveClassesAtExit=" + classArchive);
+        return options;
     }
 
     boolean running() {
