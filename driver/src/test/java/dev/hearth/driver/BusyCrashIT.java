@@ -19,10 +19,6 @@ import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.csi.v1.VolumeContentSource;
-import dev.hearth.linux.Loop;
-import dev.hearth.linux.LoopAttachment;
-import dev.hearth.linux.MountEntry;
-import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import io.grpc.Status;
@@ -88,8 +84,6 @@ class BusyCrashIT {
     /** What a driver that is down, or starting, or killed under a call answers: the sidecars retry these. */
     private static final Set<Status.Code> DOWN = EnumSet.of(Status.Code.UNAVAILABLE, Status.Code.DEADLINE_EXCEEDED,
             Status.Code.CANCELLED, Status.Code.ABORTED);
-    private static final List<String> JVM = List.of("-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
-            "-XX:CompileThresholdScaling=0.02", "-XX:-UsePerfData");
 
     @TempDir
     Path dir;
@@ -101,13 +95,7 @@ class BusyCrashIT {
         if (hearth != null) {
             hearth.close();
         }
-        Path real = dir.toRealPath();
-        for (MountEntry mount : TestDriver.mountsUnder(real).reversed()) {
-            Mounts.unmount(mount.mountPoint());
-        }
-        for (LoopAttachment loop : TestDriver.loopDevicesUnder(real).reversed()) {
-            Loop.detach(loop.device());
-        }
+        TestDriver.sweep(dir);
     }
 
     @Test
@@ -119,7 +107,8 @@ class BusyCrashIT {
         Path state = dir.resolve("state");
         Path pool = state.resolve("pools/default");
         Path kubelet = dir.resolve("kubelet");
-        hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), JVM, dir.resolve("hearth.jsa"),
+        hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), KillableHearth.JVM,
+                dir.resolve("hearth.jsa"),
                 List.of("--node-id", "busy", "--state-dir", state.toString(), "--metrics-address", ""));
         hearth.start();
         hearth.stop(); // writes the class archive: every restart after this one is faster

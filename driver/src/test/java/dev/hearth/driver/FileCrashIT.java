@@ -25,8 +25,6 @@ import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
-import dev.hearth.linux.MountEntry;
-import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.storage.VolumeId;
@@ -81,8 +79,6 @@ class FileCrashIT {
     private static final int DATA_BYTES = (int) MIB;
     /** The kubelet's handle for an inline (ephemeral) volume: "csi-" and a SHA-256. */
     private static final String EPHEMERAL = "csi-4b227777d4dd1fc61c6f884f48641d02b4d121d3fd328cb08b5531fcacdabf8a";
-    private static final List<String> JVM = List.of("-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
-            "-XX:CompileThresholdScaling=0.02", "-XX:-UsePerfData");
 
     @TempDir
     Path dir;
@@ -94,13 +90,7 @@ class FileCrashIT {
         if (hearth != null) {
             hearth.close();
         }
-        Path real = dir.toRealPath();
-        for (MountEntry mount : TestDriver.mountsUnder(real).reversed()) {
-            Mounts.unmount(mount.mountPoint());
-        }
-        for (LoopAttachment loop : TestDriver.loopDevicesUnder(real).reversed()) {
-            Loop.detach(loop.device());
-        }
+        TestDriver.sweep(dir);
     }
 
     @TestFactory
@@ -110,7 +100,8 @@ class FileCrashIT {
         System.out.println("FileCrashIT: seed " + seed + " (repeat with -Dhearth.crash.seed=" + seed + "), " + kills
                 + " kills per scenario");
         Path state = dir.resolve("state");
-        hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), JVM, dir.resolve("hearth.jsa"),
+        hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), KillableHearth.JVM,
+                dir.resolve("hearth.jsa"),
                 List.of("--node-id", "crash", "--state-dir", state.toString(), "--metrics-address", ""));
         hearth.start();
         Crashes crashes = new Crashes(hearth, state, dir.resolve("kubelet"));

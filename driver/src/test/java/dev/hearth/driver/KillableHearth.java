@@ -24,6 +24,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class KillableHearth implements AutoCloseable {
 
+    /** The crash tests' JVM options: small, and quick to start, since each kill is a start. */
+    static final List<String> JVM = List.of("-XX:+UseSerialGC", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+            "-XX:CompileThresholdScaling=0.02", "-XX:-UsePerfData");
+
     private final Path logs;
     private final Path socket;
     private final List<String> jvmOptions;

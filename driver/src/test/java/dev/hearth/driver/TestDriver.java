@@ -260,8 +260,12 @@ final class TestDriver implements AutoCloseable {
         }
     }
 
-    /** Whatever is still mounted under the directory or attached from the pool after a failed test. */
     private void sweep() throws IOException {
+        sweep(dir);
+    }
+
+    /** Whatever is still mounted under the directory or attached from a file under it after a failed test. */
+    static void sweep(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }

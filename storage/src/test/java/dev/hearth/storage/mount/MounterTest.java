@@ -619,13 +619,7 @@ class MounterTest {
         Path backing = sparseFile("disk.img", 64 * MIB);
         Path device = attach(backing);
         Path target = mountPoint("pods/uid/volumeDevices/ro");
-        cleanup.add(() -> {
-            for (LoopAttachment view : Loop.list()) {
-                if (view.backingFile().equals(device)) {
-                    Loop.detach(view.device());
-                }
-            }
-        });
+        detachViewsAfterwards(device);
 
         mounter.publishBlock(VOLUME, device, target, true);
         mounter.publishBlock(VOLUME, device, target, true);
@@ -651,13 +645,7 @@ class MounterTest {
         Path backing = sparseFile("disk.img", 64 * MIB);
         Path device = attach(backing);
         Path published = mountPoint("pods/a/volumeDevices/ro");
-        cleanup.add(() -> {
-            for (LoopAttachment view : Loop.list()) {
-                if (view.backingFile().equals(device)) {
-                    Loop.detach(view.device());
-                }
-            }
-        });
+        detachViewsAfterwards(device);
         mounter.publishBlock(VOLUME, device, published, true); // a view bound at one target
         Path orphan = ReadOnlyViews.create(device); // what a second publish killed before its bind left
 
@@ -811,13 +799,7 @@ class MounterTest {
     void stageAsAFilesystemWhileTheRawDeviceIsPublishedReadOnlyIsAConflict() throws IOException {
         Path device = blankDevice(64 * MIB);
         Path target = mountPoint("pod/block");
-        cleanup.add(() -> {
-            for (LoopAttachment view : Loop.list()) {
-                if (view.backingFile().equals(device)) {
-                    Loop.detach(view.device());
-                }
-            }
-        });
+        detachViewsAfterwards(device);
         mounter.publishBlock(VOLUME, device, target, true); // binds a read-only loop device over it
         Path staging = mountPoint("staging");
 
@@ -955,6 +937,17 @@ class MounterTest {
         Path staging = mountPoint("staging");
         mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
         return staging;
+    }
+
+    /** The read-only views over the device that a test leaves are detached after it, however it ends. */
+    private void detachViewsAfterwards(Path device) {
+        cleanup.add(() -> {
+            for (LoopAttachment view : Loop.list()) {
+                if (view.backingFile().equals(device)) {
+                    Loop.detach(view.device());
+                }
+            }
+        });
     }
 
     /** A path under the test directory whose mounts are undone after the test, however it ends. */
