@@ -6,46 +6,26 @@ import static dev.hearth.driver.TestDriver.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.common.util.concurrent.Futures;
-import com.google.common.util.concurrent.ListenableFuture;
-import com.google.common.util.concurrent.MoreExecutors;
-import com.google.protobuf.Message;
-import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.CreateSnapshotRequest;
-import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
-import dev.hearth.csi.v1.DeleteVolumeRequest;
-import dev.hearth.csi.v1.NodeExpandVolumeRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
-import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
-import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
-import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
-import dev.hearth.storage.VolumeId;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DynamicTest;
@@ -112,58 +92,19 @@ class FileCrashIT {
         System.out.println("FileCrashIT: sources made; a restart takes " + hearth.lastStart().toMillis() + " ms");
         crashes.baseline();
         String only = System.getProperty("hearth.crash.only", ".*");
-        List<Scenario> scenarios = crashes.scenarios().stream().filter(s -> s.name().matches(only)).toList();
+        List<CrashScenarios.Scenario> scenarios = crashes.scenarios().stream().filter(s -> s.name().matches(only)).toList();
         return Stream.iterate(0, i -> i < scenarios.size(), i -> i + 1).map(i -> {
-            Scenario scenario = scenarios.get(i);
+            CrashScenarios.Scenario scenario = scenarios.get(i);
             return DynamicTest.dynamicTest(scenario.name() + " (seed " + (seed + i) + ")",
                     () -> crashes.run(scenario, new Random(seed + i), kills));
         });
     }
 
-    /** One CSI call with fixed arguments, begun asynchronously; its answer as far as a retry must repeat it. */
-    record Call(String what, Function<KillableHearth, ListenableFuture<String>> begin) {
-
-        static <T extends Message> Call of(String what, Function<KillableHearth, ListenableFuture<T>> begin,
-                Function<T, String> answer) {
-            return new Call(what, h -> Futures.transform(begin.apply(h), answer::apply, MoreExecutors.directExecutor()));
-        }
-
-        String blocking(KillableHearth hearth) throws Exception {
-            try {
-                return begin.apply(hearth).get(150, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof StatusRuntimeException status) {
-                    throw status;
-                }
-                throw e;
-            }
-        }
-    }
-
-    @FunctionalInterface
-    interface Step {
-        void run() throws Exception;
-    }
-
-    @FunctionalInterface
-    interface Check {
-        void check(String answer) throws Exception;
-    }
-
-    /**
-     * {@code prepare} brings the volume to where the call starts from, {@code check} looks at what
-     * the call made, {@code undo} takes everything away again through the API.
-     */
-    record Scenario(String name, Step prepare, Call call, Check check, Step undo) {}
-
     /** The scenarios, on one driver that each kill replaces. */
-    static final class Crashes {
+    static final class Crashes extends CrashScenarios {
 
-        private final KillableHearth hearth;
         private final Path state;
         private final Path pool;
-        private final Path kubelet;
-        private final byte[] data = TestData.random(DATA_BYTES, 11);
         private String source;
         private String sourceSnapshot;
         private String xfsSource;
@@ -172,10 +113,9 @@ class FileCrashIT {
         private String snapshot;
 
         Crashes(KillableHearth hearth, Path state, Path kubelet) {
-            this.hearth = hearth;
+            super(hearth, kubelet, TestData.random(DATA_BYTES, 11));
             this.state = state;
             this.pool = state.resolve("pools/default");
-            this.kubelet = kubelet;
         }
 
         /** A volume holding the data in a file, and a snapshot of it: what clones and restores copy. */
@@ -276,15 +216,11 @@ class FileCrashIT {
                         stage(id(vol), ext4);
                         write(staging(id(vol)).resolve("data"));
                         unstage(id(vol));
-                    }, Call.of("DeleteVolume " + vol, h -> h.controllerAsync().deleteVolume(
-                            DeleteVolumeRequest.newBuilder().setVolumeId(id(vol)).build()), r -> "deleted"),
+                    }, deleteCall(vol),
                             answer -> assertThat(poolFiles()).as("what the pool holds").isEqualTo(basePool),
                             this::deleteAll),
                     new Scenario("block.nodeStageAndPublish", () -> createNew(vol, block()),
-                            Call.of("NodeStageVolume+NodePublishVolume block " + vol, h -> Futures.transformAsync(
-                                    h.nodeAsync().nodeStageVolume(stageRequest(vol, block())),
-                                    r -> h.nodeAsync().nodePublishVolume(publishRequest(vol, block())),
-                                    MoreExecutors.directExecutor()), r -> "published"),
+                            stageAndPublishCall(vol, block()),
                             answer -> {
                                 Path device = target(id(vol));
                                 try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
@@ -321,12 +257,7 @@ class FileCrashIT {
                             channel.write(ByteBuffer.wrap(data), 8 * MIB);
                             channel.force(true);
                         }
-                    }, Call.of("NodeUnpublishVolume+NodeUnstageVolume block " + vol, h -> Futures.transformAsync(
-                            h.nodeAsync().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder()
-                                    .setVolumeId(id(vol)).setTargetPath(target(id(vol)).toString()).build()),
-                            r -> h.nodeAsync().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder()
-                                    .setVolumeId(id(vol)).setStagingTargetPath(staging(id(vol)).toString()).build()),
-                            MoreExecutors.directExecutor()), r -> "unstaged"),
+                    }, unpublishAndUnstageCall(vol),
                             answer -> {
                                 assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
                                 assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
@@ -341,8 +272,7 @@ class FileCrashIT {
                     new Scenario("block.nodePublishVolume.readOnly", () -> {
                         createNew(vol, block());
                         stage(id(vol), block());
-                    }, Call.of("NodePublishVolume read-only block " + vol, h -> h.nodeAsync().nodePublishVolume(
-                            publishRequest(vol, block()).toBuilder().setReadonly(true).build()), r -> "published"),
+                    }, readOnlyPublishCall(vol, block()),
                             answer -> {
                                 assertThat(BlockDevices.size(target(id(vol)))).isEqualTo(SIZE);
                                 assertThatThrownBy(() -> {
@@ -355,9 +285,7 @@ class FileCrashIT {
                     new Scenario("block.nodeUnpublishVolume.readOnly", () -> {
                         createNew(vol, block());
                         stage(id(vol), block());
-                        Call.of("NodePublishVolume read-only block " + vol, h -> h.nodeAsync().nodePublishVolume(
-                                publishRequest(vol, block()).toBuilder().setReadonly(true).build()),
-                                r -> "published").blocking(hearth);
+                        readOnlyPublishCall(vol, block()).blocking(hearth);
                     }, unpublishCall(vol), answer -> {
                         assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
                         unstage(id(vol));
@@ -390,61 +318,8 @@ class FileCrashIT {
                             }, this::deleteAll));
         }
 
-        /**
-         * The call made crash-free (its answer and duration the reference), then for each kill:
-         * prepared, begun, the driver killed after the drawn delay and started again, the call
-         * retried until it succeeds, the outcome checked and undone, and nothing left behind.
-         */
-        void run(Scenario scenario, Random random, int kills) throws Exception {
-            try {
-                // Timed as the killed calls run: on a driver started again a few calls before (a kill
-                // between calls, which any call must survive), after the scenario's preparation.
-                hearth.kill();
-                hearth.start();
-                scenario.prepare().run();
-                long start = System.nanoTime();
-                String reference = scenario.call().blocking(hearth);
-                long took = Duration.ofNanos(System.nanoTime() - start).toMillis();
-                scenario.check().check(reference);
-                scenario.undo().run();
-                assertNothingLeft();
-                System.out.println(scenario.name() + ": crash-free " + scenario.call().what() + " took " + took
-                        + " ms, answered " + reference);
-                for (int kill = 0; kill < kills; kill++) {
-                    scenario.prepare().run();
-                    long delay = (long) (took * (kill + random.nextDouble()) / kills);
-                    long begun = System.nanoTime();
-                    ListenableFuture<String> call = scenario.call().begin().apply(hearth);
-                    Thread.sleep(delay);
-                    boolean returned = call.isDone();
-                    List<String> tools = hearth.tools();
-                    long killedAt = Duration.ofNanos(System.nanoTime() - begun).toMillis();
-                    hearth.kill();
-                    hearth.start();
-                    Map<String, Integer> refusals = new LinkedHashMap<>();
-                    String answer = KillableHearth.retry(scenario.call().what(), () -> scenario.call().blocking(hearth),
-                            Duration.ofMillis(200), refusals);
-                    System.out.printf("  kill %d/%d at %d ms (drawn %d of %d)%s%s; restarted in %d ms; retried %s%n",
-                            kill + 1, kills, killedAt, delay, took, returned ? ", after the call had returned" : "",
-                            tools.isEmpty() ? "" : ", during " + tools, hearth.lastStart().toMillis(),
-                            refusals.isEmpty() ? "once" : "after refusals " + refusals);
-                    assertThat(answer).as("the retried call answers as the crash-free one did").isEqualTo(reference);
-                    scenario.check().check(answer);
-                    scenario.undo().run();
-                    assertNothingLeft();
-                }
-            } catch (Throwable t) {
-                System.out.println("driver stderr (tail):\n" + tail(hearth.stderr()));
-                try {
-                    deleteAll(); // so that the next scenario starts from the baseline
-                } catch (Exception | AssertionError again) {
-                    t.addSuppressed(again);
-                }
-                throw t;
-            }
-        }
-
-        private void assertNothingLeft() throws IOException {
+        @Override
+        void assertNothingLeft() throws IOException {
             assertThat(poolFiles()).as("the pool's files").isEqualTo(basePool);
             assertThat(TestDriver.mountsUnder(kubelet.getParent().toRealPath())).as("mounts").isEmpty();
             assertThat(TestDriver.loopDevicesUnder(pool.toRealPath())).as("loop devices").isEmpty();
@@ -459,45 +334,6 @@ class FileCrashIT {
         }
 
         // ---- calls
-
-        private Call create(String name, long bytes, VolumeCapability capability, VolumeContentSource source) {
-            CreateVolumeRequest.Builder request = CreateVolumeRequest.newBuilder().setName(name)
-                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
-                    .addVolumeCapabilities(capability);
-            if (source != null) {
-                request.setVolumeContentSource(source);
-            }
-            CreateVolumeRequest built = request.build();
-            return Call.of("CreateVolume " + name, h -> h.controllerAsync().createVolume(built),
-                    r -> r.getVolume().getVolumeId() + " " + r.getVolume().getCapacityBytes());
-        }
-
-        private Call stageCall(String name, VolumeCapability capability) {
-            return Call.of("NodeStageVolume " + name,
-                    h -> h.nodeAsync().nodeStageVolume(stageRequest(name, capability)), r -> "staged");
-        }
-
-        private Call publishCall(String name, VolumeCapability capability) {
-            return Call.of("NodePublishVolume " + name,
-                    h -> h.nodeAsync().nodePublishVolume(publishRequest(name, capability)), r -> "published");
-        }
-
-        private Call unpublishCall(String name) {
-            return Call.of("NodeUnpublishVolume " + name, h -> h.nodeAsync().nodeUnpublishVolume(
-                    NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id(name))
-                            .setTargetPath(target(id(name)).toString()).build()), r -> "unpublished");
-        }
-
-        /** NodeExpandVolume of a published volume at its target, of an unpublished one at its staging path. */
-        private Call expandCall(String name, VolumeCapability capability, long bytes) {
-            return Call.of("NodeExpandVolume " + name, h -> {
-                Path path = Files.exists(target(id(name))) ? target(id(name)) : staging(id(name));
-                return h.nodeAsync().nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id(name))
-                        .setVolumePath(path.toString()).setStagingTargetPath(staging(id(name)).toString())
-                        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
-                        .setVolumeCapability(capability).build());
-            }, r -> "expanded " + r.getCapacityBytes());
-        }
 
         private Call ephemeralPublishCall() {
             return Call.of("NodePublishVolume ephemeral", h -> {
@@ -517,66 +353,20 @@ class FileCrashIT {
                             .setTargetPath(target(EPHEMERAL).toString()).build()), r -> "unpublished");
         }
 
-        private Call unstageCall(String name) {
-            return Call.of("NodeUnstageVolume " + name, h -> h.nodeAsync().nodeUnstageVolume(
-                    NodeUnstageVolumeRequest.newBuilder().setVolumeId(id(name))
-                            .setStagingTargetPath(staging(id(name)).toString()).build()), r -> "unstaged");
-        }
-
-        private NodeStageVolumeRequest stageRequest(String name, VolumeCapability capability) {
-            directory(staging(id(name)));
-            return NodeStageVolumeRequest.newBuilder().setVolumeId(id(name))
-                    .setStagingTargetPath(staging(id(name)).toString()).setVolumeCapability(capability).build();
-        }
-
-        private NodePublishVolumeRequest publishRequest(String name, VolumeCapability capability) {
-            directory(target(id(name)).getParent());
-            return NodePublishVolumeRequest.newBuilder().setVolumeId(id(name))
-                    .setStagingTargetPath(staging(id(name)).toString()).setTargetPath(target(id(name)).toString())
-                    .setVolumeCapability(capability).build();
-        }
-
         // ---- volumes by name: an ID is minted from its name, so every round's volume has the same
 
         private void createNew(String name, VolumeCapability capability) throws Exception {
             create(name, SIZE, capability, null).blocking(hearth);
         }
 
-        /** The ID of the volume named {@code nameOrId}; an ID stays as it is. */
-        private static String id(String nameOrId) {
-            return nameOrId.startsWith("pvc-") ? VolumeId.mint("default", nameOrId).toString() : nameOrId;
-        }
-
-        private static String idOf(String answer) {
-            return answer.substring(0, answer.indexOf(' '));
-        }
-
-        private void stage(String id, VolumeCapability capability) {
-            directory(staging(id));
-            hearth.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                    .setStagingTargetPath(staging(id).toString()).setVolumeCapability(capability).build());
-        }
-
-        private void unstage(String id) {
-            hearth.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                    .setStagingTargetPath(staging(id).toString()).build());
-        }
-
-        private void deleteVolume(String id) {
-            hearth.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-        }
-
-        /** Everything the scenario's volumes have, taken away as the kubelet and the provisioner would. */
-        private void deleteAll() throws Exception {
+        @Override
+        void deleteAll() throws Exception {
             for (String name : List.of("pvc-crash", "pvc-restored")) {
                 String id = id(name);
                 if (!Files.exists(pool.resolve(id + ".img")) && !Files.exists(pool.resolve(id + ".meta"))) {
                     continue;
                 }
-                hearth.node().nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                        .setTargetPath(target(id).toString()).build());
-                unstage(id);
-                deleteVolume(id);
+                takeAway(id);
             }
         }
 
@@ -599,28 +389,6 @@ class FileCrashIT {
 
         // ---- the node
 
-        private Path staging(String id) {
-            return kubelet.resolve("plugins/staging").resolve(id);
-        }
-
-        private Path target(String id) {
-            return kubelet.resolve("pods/pod-0/volumes").resolve(id);
-        }
-
-        /** As the kubelet makes a staging directory, and a target's parent, before its call. */
-        private static void directory(Path path) {
-            try {
-                Files.createDirectories(path);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        private boolean mounted(Path path) throws IOException {
-            Path real = path.toAbsolutePath();
-            return TestDriver.mountsUnder(real).stream().anyMatch(m -> m.mountPoint().equals(real));
-        }
-
         private List<LoopAttachment> attached(String id) throws IOException {
             Path image = pool.toRealPath().resolve(id + ".img");
             return Loop.list().stream().filter(l -> l.backingFile().equals(image)).toList();
@@ -630,22 +398,9 @@ class FileCrashIT {
             fsck(id, "ext4");
         }
 
-        /** e2fsck -fn, or xfs_repair -n: the unattached volume's filesystem checked, nothing changed. */
+        /** e2fsck -fn, or xfs_repair -n, of the unattached volume's image. */
         private void fsck(String id, String type) throws Exception {
-            String image = pool.resolve(id + ".img").toString();
-            Process fsck = new ProcessBuilder(type.equals("xfs") ? List.of("xfs_repair", "-n", "-f", image)
-                    : List.of("e2fsck", "-fn", image)).redirectErrorStream(true).start();
-            String output = new String(fsck.getInputStream().readAllBytes());
-            assertThat(fsck.waitFor(60, TimeUnit.SECONDS)).isTrue();
-            assertThat(fsck.exitValue()).as("e2fsck -fn of %s: %s", id, output).isZero();
-        }
-
-        private void write(Path file) throws IOException {
-            TestData.writeSynced(file, data);
-        }
-
-        private static byte[] read(Path file) throws IOException {
-            return Files.readAllBytes(file);
+            CrashScenarios.fsck(pool.resolve(id + ".img"), type);
         }
 
         private List<String> poolFiles() throws IOException {
@@ -654,10 +409,5 @@ class FileCrashIT {
                         .filter(f -> !f.equals(".hearth.lock")).sorted().toList();
             }
         }
-
-        private static String tail(String text) {
-            return text.length() <= 4000 ? text : text.substring(text.length() - 4000);
-        }
     }
-
 }
