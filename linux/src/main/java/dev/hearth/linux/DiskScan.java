@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
 
 /**
  * The node's disks, read from {@code /sys/block}, {@code /dev/disk/by-id} and {@code by-path},
@@ -57,6 +58,20 @@ public final class DiskScan {
 
     /** Every disk, with mounts taken from {@code mountTable} (one read of mountinfo serves a whole request). */
     public List<Disk> disks(List<MountEntry> mountTable) throws IOException {
+        return disks(mountTable, (path, links) -> true);
+    }
+
+    /**
+     * The disks {@code wanted} takes by their names alone: {@code /dev/NAME} and the udev links to it.
+     * The node's other block devices are not read beyond their names, so a pool whose selector names
+     * a few disks pays for those few, not for every loop device of the node (some 15 sysfs reads a
+     * device, a size read even for an unattached loop device).
+     */
+    public List<Disk> disks(BiPredicate<String, List<Path>> wanted) throws IOException {
+        return disks(MountInfo.read(), wanted);
+    }
+
+    private List<Disk> disks(List<MountEntry> mountTable, BiPredicate<String, List<Path>> wanted) throws IOException {
         Map<String, List<Path>> mounts = new HashMap<>();
         for (MountEntry m : mountTable) {
             mounts.computeIfAbsent(m.major() + ":" + m.minor(), k -> new ArrayList<>()).add(m.mountPoint());
@@ -64,11 +79,8 @@ public final class DiskScan {
         Set<String> swaps = swapDevices();
         Map<String, List<Path>> links = links();
         List<Disk> disks = new ArrayList<>();
-        for (Path dir : sorted(sysBlock)) {
-            String name = dir.getFileName().toString();
-            if (stacked(name)) {
-                continue;
-            }
+        for (String name : names(wanted, links)) {
+            Path dir = sysBlock.resolve(name);
             long size = number(dir.resolve("size")) * SECTOR;
             if (size <= 0) {
                 continue;
@@ -76,6 +88,22 @@ public final class DiskScan {
             disks.add(disk(name, dir, size, mounts, swaps, links));
         }
         return disks;
+    }
+
+    /** The names in /sys/block that are not stacked devices and that {@code wanted} takes by their names, sorted. */
+    private List<String> names(BiPredicate<String, List<Path>> wanted, Map<String, List<Path>> links) {
+        String[] all = sysBlock.toFile().list(); // names only: no Path made for a device not wanted
+        if (all == null) {
+            return List.of();
+        }
+        List<String> names = new ArrayList<>();
+        for (String name : all) {
+            if (!stacked(name) && wanted.test("/dev/" + name, links.getOrDefault(name, List.of()))) {
+                names.add(name);
+            }
+        }
+        names.sort(null);
+        return names;
     }
 
     /** The disk named {@code name} ({@code sda}), if the node has it. */
@@ -88,7 +116,9 @@ public final class DiskScan {
         int[] dev = majorMinor(dir);
         List<Disk.Partition> partitions = new ArrayList<>();
         for (Path child : sorted(dir)) {
-            if (Files.isRegularFile(child.resolve("partition"))) {
+            // A partition's directory is named after its disk (sda1, nvme0n1p1, loop0p1): the disk's
+            // other entries (queue, holders, size...) need no look for a "partition" file.
+            if (child.getFileName().toString().startsWith(name) && Files.isRegularFile(child.resolve("partition"))) {
                 String part = child.getFileName().toString();
                 int[] partDev = majorMinor(child);
                 partitions.add(new Disk.Partition(part, Path.of("/dev", part), partDev[0], partDev[1],
@@ -246,17 +276,14 @@ public final class DiskScan {
         return clean(new String(bytes, StandardCharsets.UTF_8));
     }
 
-    private static byte[] bytes(Path file) throws IOException {
+    /** Through {@link Sysfs}: a loop device lacks half of a disk's attributes, and the JDK throws for each. */
+    private static byte[] bytes(Path file) {
         try {
-            return Files.readAllBytes(file);
-        } catch (NoSuchFileException e) {
-            return new byte[0];
-        } catch (IOException e) {
+            byte[] bytes = Sysfs.readIfPresent(file);
+            return bytes == null ? new byte[0] : bytes;
+        } catch (LinuxException e) {
             // Some attributes fail to read on some devices (EIO on a VPD page the disk lacks): no value.
-            if (Files.exists(file)) {
-                return new byte[0];
-            }
-            throw e;
+            return new byte[0];
         }
     }
 

@@ -64,8 +64,6 @@ public final class Loop {
     private static final Path CONTROL = Path.of("/dev/loop-control");
     private static final Path SYS_BLOCK = Path.of("/sys/block");
     private static final String DELETED = " (deleted)";
-    /** The most a sysfs attribute holds: a page. */
-    private static final int SYSFS_PAGE = 4096;
     /** Each EBUSY means another process took the free device first; give up only if that keeps happening. */
     private static final int MAX_ATTEMPTS = 16;
 
@@ -317,33 +315,13 @@ public final class Loop {
         }
     }
 
-    /**
-     * A sysfs attribute without its line end, or empty if the file is not there. A loop device that
-     * is not configured has no {@code loop/} directory, and a node keeps every device it ever made
-     * (401 here after a benchmark): read through the JDK, each of those cost two exceptions and
-     * their stack traces, 14 us a device and 5.7 ms a list once warm. Here "not there" is a return
-     * code. One read: sysfs hands an attribute over whole, and none is longer than a page.
-     */
+    /** A sysfs attribute without its line end, or empty if the file is not there ({@link Sysfs}: no exception). */
     private static Optional<String> sysfsIfPresent(Path file) throws LinuxException {
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = Libc.open(arena, file.toString(), Libc.O_RDONLY | Libc.O_CLOEXEC);
-            if (fd == -Errno.ENOENT) {
-                return Optional.empty();
-            }
-            if (fd < 0) {
-                throw new LinuxException("open", file.toString(), -fd);
-            }
-            try {
-                MemorySegment buffer = arena.allocate(SYSFS_PAGE);
-                long n = Libc.read(Libc.callState(arena), fd, buffer);
-                if (n < 0) {
-                    throw new LinuxException("read", file.toString(), (int) -n);
-                }
-                String s = new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
-                return Optional.of(s.endsWith("\n") ? s.substring(0, s.length() - 1) : s);
-            } finally {
-                Libc.close(fd);
-            }
+        byte[] bytes = Sysfs.readIfPresent(file);
+        if (bytes == null) {
+            return Optional.empty();
         }
+        String s = new String(bytes, StandardCharsets.UTF_8);
+        return Optional.of(s.endsWith("\n") ? s.substring(0, s.length() - 1) : s);
     }
 }

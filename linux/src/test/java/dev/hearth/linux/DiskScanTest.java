@@ -1,11 +1,13 @@
 package dev.hearth.linux;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -154,6 +156,27 @@ class DiskScanTest {
 
         assertThat(disks).extracting(Disk::name).containsExactly("sdb");
         assertThat(disks.getFirst().links()).isEmpty();
+    }
+
+    @Test
+    void aScanOfTheNamesAPoolWantsReadsNoOtherDevice() throws IOException {
+        device("sdb", "8:16", 2048, 512, 512, 0);
+        device("nvme0n1", "259:0", 4096, 512, 512, 0);
+        link("by-id", "nvme-Fast_Disk_SN1", "nvme0n1");
+        // A device whose attributes cannot be read as a disk's: the whole scan fails on it.
+        write(device("loop9", "7:9", 2048, 512, 512, 0).resolve("dev"), "garbage\n");
+        DiskScan scan = new DiskScan(sys(), root.resolve("dev/disk"), root.resolve("no-swaps"));
+        assertThatThrownBy(scan::disks).hasMessageContaining("not MAJOR:MINOR");
+        List<String> asked = new ArrayList<>();
+
+        List<Disk> wanted = scan.disks((device, links) -> {
+            asked.add(device);
+            return device.equals("/dev/sdb") || links.contains(Path.of("/dev/disk/by-id/nvme-Fast_Disk_SN1"));
+        });
+
+        assertThat(wanted).extracting(Disk::name).containsExactly("nvme0n1", "sdb");
+        assertThat(wanted.getFirst().links()).containsExactly(Path.of("/dev/disk/by-id/nvme-Fast_Disk_SN1"));
+        assertThat(asked).containsExactlyInAnyOrder("/dev/sdb", "/dev/nvme0n1", "/dev/loop9");
     }
 
     @Test

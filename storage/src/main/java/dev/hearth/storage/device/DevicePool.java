@@ -83,7 +83,8 @@ public final class DevicePool implements Pool {
         this.records = new VolumeRecords(config.stateDirectory().resolve("volumes"));
         this.proven = new ProvenDisks(config.stateDirectory().resolve("proven"));
         this.free = new FreeDisks(config, claims, proven, writes, !readOnly);
-        this.release = new DiskRelease(config, claims, records, proven, writes, new DiskWiper(sysBlock), this::disks);
+        this.release = new DiskRelease(config, claims, records, proven, writes, new DiskWiper(sysBlock),
+                this::locate);
     }
 
     public static DevicePool open(DevicePoolConfig config) throws IOException {
@@ -168,7 +169,7 @@ public final class DevicePool implements Pool {
         List<VolumeRecord> all = records.all(name());
         long allocated = all.stream().filter(r -> !r.releasing()).mapToLong(r -> r.volume().sizeBytes()).sum();
         if (!readOnly) {
-            release.resume(all, disks); // a deleted volume's disk that has come back gets its wipe
+            release.resume(all, new NodeDisks(disks)::locate); // a deleted volume's disk that has come back gets its wipe
         }
         return new Capacity(allocated + available, allocated, available, largest, smallest);
     }
@@ -278,11 +279,11 @@ public final class DevicePool implements Pool {
     @Override
     public Listing listing() {
         List<VolumeRecord> all = records.all(name()).stream().filter(r -> !r.releasing()).toList();
-        List<Disk> disks = disks();
+        NodeDisks disks = new NodeDisks(disks());
         Map<VolumeId, VolumeRecord> byId = new HashMap<>();
         all.forEach(r -> byId.put(r.volume().id(), r));
         return new Listing(all.stream().map(VolumeRecord::volume).toList(),
-                volume -> conditionOf(byId.get(volume.id()), disks));
+                volume -> conditionOf(byId.get(volume.id()), disks.locate(byId.get(volume.id()).disk())));
     }
 
     /**
@@ -309,13 +310,13 @@ public final class DevicePool implements Pool {
 
     // ---- on the node
 
-    /** The disk's device as the node names it now, found by identity (a scan of sysfs, a few ms). */
+    /** The disk's device as the node names it now, found by identity (a scan of the selector's disks in sysfs). */
     @Override
     public Attachment attach(VolumeId id) {
         requireWritable("stage volumes");
         VolumeRecord record = live(id).orElseThrow(() -> new StorageException.NotFound("volume " + id
                 + " does not exist in pool '" + name() + "'"));
-        Located located = Located.find(record.disk(), disks());
+        Located located = locate(record.disk());
         if (located instanceof Located.Found(Disk disk)) {
             return new Attachment(disk.path(), false);
         }
@@ -324,7 +325,7 @@ public final class DevicePool implements Pool {
 
     @Override
     public Optional<Path> attachedDevice(VolumeId id) {
-        return live(id).flatMap(record -> Located.find(record.disk(), disks()) instanceof Located.Found(Disk disk)
+        return live(id).flatMap(record -> locate(record.disk()) instanceof Located.Found(Disk disk)
                 ? Optional.of(disk.path()) : Optional.empty());
     }
 
@@ -335,7 +336,7 @@ public final class DevicePool implements Pool {
     /** The disk as the node names it now, by a stable link where udev made one; a loop device's file if it is gone. */
     @Override
     public Optional<Path> backing(VolumeId id) {
-        return live(id).flatMap(record -> switch (Located.find(record.disk(), disks())) {
+        return live(id).flatMap(record -> switch (locate(record.disk())) {
             case Located.Found(Disk disk) -> Optional.of(disk.links().stream()
                     .filter(link -> link.startsWith("/dev/disk/by-id")).findFirst().orElse(disk.path()));
             case Located.Changed(Disk disk, DiskIdentity recorded) -> Optional.of(disk.path());
@@ -346,7 +347,7 @@ public final class DevicePool implements Pool {
 
     @Override
     public List<Orphan> orphans() {
-        return DeviceOrphans.of(name(), records, claims, disks());
+        return DeviceOrphans.of(name(), records, claims, allDisks());
     }
 
     /**
@@ -365,7 +366,7 @@ public final class DevicePool implements Pool {
             return new Emptiness.Unknown("it has been handed to a user before, and a whole disk keeps no record "
                     + "of what was written to it");
         }
-        Located located = Located.find(record.disk(), disks());
+        Located located = locate(record.disk());
         if (!(located instanceof Located.Found(Disk disk))) {
             return new Emptiness.Unknown(located.problem());
         }
@@ -409,11 +410,10 @@ public final class DevicePool implements Pool {
     public VolumeCondition condition(VolumeId id) {
         VolumeRecord record = live(id).orElseThrow(() -> new StorageException.NotFound("volume " + id
                 + " does not exist"));
-        return conditionOf(record, disks());
+        return conditionOf(record, locate(record.disk()));
     }
 
-    private VolumeCondition conditionOf(VolumeRecord record, List<Disk> disks) {
-        Located located = Located.find(record.disk(), disks);
+    private VolumeCondition conditionOf(VolumeRecord record, Located located) {
         if (!(located instanceof Located.Found)) {
             return VolumeCondition.abnormal(located.problem());
         }
@@ -466,7 +466,7 @@ public final class DevicePool implements Pool {
                                 : "it is claimed by " + again.describe()));
             }
         }
-        release.resume(all, disks());
+        release.resume(all, new NodeDisks(disks())::locate);
         for (DiskClaims.Claim claim : claims.all()) {
             if (claim.pool().equals(name()) && VolumeId.parse(claim.holder()).isPresent()
                     && !recorded.contains(claim.holder())) {
@@ -511,11 +511,56 @@ public final class DevicePool implements Pool {
         }
     }
 
+    /**
+     * The disks the selector may take, by their names: what a create, GetCapacity and a volume's
+     * own disk need. The node's other block devices (hundreds of loop devices on some nodes) are
+     * not read, so a call costs the same on any node.
+     */
     private List<Disk> disks() {
+        try {
+            return scan.disks(config.selector()::mayTake);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the node's disks from sysfs: " + e.getMessage(), e);
+        }
+    }
+
+    /** Every disk of the node. */
+    private List<Disk> allDisks() {
         try {
             return scan.disks();
         } catch (IOException e) {
             throw new StorageException.Failed("reading the node's disks from sysfs: " + e.getMessage(), e);
+        }
+    }
+
+    /** Where the volume's disk is now: among the selector's disks, else (renamed outside the selector's names) anywhere. */
+    private Located locate(DiskIdentity identity) {
+        return new NodeDisks(disks()).locate(identity);
+    }
+
+    /**
+     * One call's look at the disks: the selector's, read first, and every disk of the node only if
+     * a volume's disk is not found among them (a disk the selector names by {@code /dev/sdb}, after
+     * a reboot {@code sdc}), at most once a call.
+     */
+    private final class NodeDisks {
+
+        private final List<Disk> selected;
+        private List<Disk> all;
+
+        NodeDisks(List<Disk> selected) {
+            this.selected = selected;
+        }
+
+        Located locate(DiskIdentity identity) {
+            Located located = Located.find(identity, selected);
+            if (located instanceof Located.Found) {
+                return located;
+            }
+            if (all == null) {
+                all = allDisks();
+            }
+            return Located.find(identity, all);
         }
     }
 

@@ -4,6 +4,8 @@ import dev.hearth.linux.Disk;
 import dev.hearth.linux.Errno;
 import dev.hearth.linux.ExclusiveDevice;
 import dev.hearth.linux.LinuxException;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.StorageException;
@@ -19,7 +21,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * The end of a device pool's volume: its disk wiped by the pool's policy, read back, and only then
@@ -37,19 +39,19 @@ final class DiskRelease {
     private final ProvenDisks proven;
     private final DiskWrites.Reader writes;
     private final DiskWiper wiper;
-    private final Supplier<List<Disk>> disks;
+    private final Function<DiskIdentity, Located> locate;
     /** Volumes whose disk is being wiped now: a second delete of one is told to come back. */
     private final Set<VolumeId> wiping = ConcurrentHashMap.newKeySet();
 
     DiskRelease(DevicePoolConfig config, DiskClaims claims, VolumeRecords records, ProvenDisks proven,
-            DiskWrites.Reader writes, DiskWiper wiper, Supplier<List<Disk>> disks) {
+            DiskWrites.Reader writes, DiskWiper wiper, Function<DiskIdentity, Located> locate) {
         this.config = config;
         this.claims = claims;
         this.records = records;
         this.proven = proven;
         this.writes = writes;
         this.wiper = wiper;
-        this.disks = disks;
+        this.locate = locate;
     }
 
     /** Deletes the recorded volume now; BUSY while another call (or the start-up) is wiping its disk. */
@@ -70,10 +72,10 @@ final class DiskRelease {
      * short by a restart, or made while the disk was gone. Only those whose disk is on the node are
      * started; the others wait for the next call.
      */
-    void resume(List<VolumeRecord> records, List<Disk> now) {
+    void resume(List<VolumeRecord> records, Function<DiskIdentity, Located> now) {
         for (VolumeRecord record : records) {
             VolumeId id = record.volume().id();
-            if (record.releasing() && Located.find(record.disk(), now) instanceof Located.Found
+            if (record.releasing() && now.apply(record.disk()) instanceof Located.Found
                     && wiping.add(id)) {
                 Thread.ofVirtual().name("hearth-release-" + id).start(() -> finish(record));
             }
@@ -90,7 +92,7 @@ final class DiskRelease {
             records.delete(id);
             return;
         }
-        switch (Located.find(record.disk(), disks.get())) {
+        switch (locate.apply(record.disk())) {
             case Located.Missing missing -> {
                 // Deleted for the caller, but the disk owes a wipe: it stays claimed until it is back.
                 if (!record.releasing()) {
@@ -122,10 +124,14 @@ final class DiskRelease {
      */
     private List<String> rawBlockUses(Disk disk) {
         List<String> uses = new ArrayList<>();
-        for (Disk other : disks.get()) {
-            if (other.backingFile().filter(disk.path()::equals).isPresent()) {
-                uses.add(other.path() + " reads it");
+        try {
+            for (LoopAttachment loop : Loop.list()) {
+                if (loop.backingFile().equals(disk.path())) {
+                    uses.add(loop.device().path() + " reads it");
+                }
             }
+        } catch (IOException e) {
+            throw new StorageException.Failed("listing the loop devices: " + e.getMessage(), e);
         }
         try {
             List<MountEntry> table = MountInfo.read();

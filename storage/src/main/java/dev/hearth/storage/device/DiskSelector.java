@@ -8,7 +8,9 @@ import java.nio.file.PathMatcher;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -93,15 +95,65 @@ public record DiskSelector(List<String> paths, long minSizeBytes, Optional<Patte
     }
 
     private boolean matchesPath(Disk disk) {
-        for (String glob : paths) {
-            PathMatcher matcher = matcher(glob);
-            for (Path path : disk.paths()) {
-                if (matcher.matches(path)) {
-                    return true;
-                }
+        for (Path path : disk.paths()) {
+            if (matches(path.toString())) {
+                return true;
             }
         }
         return false;
+    }
+
+    /**
+     * Whether a device of these names may be selected: one of them matches a glob (the model, the
+     * spin and the size are then to be read). What a scan asks of every block device of the node
+     * before it reads one, so a name that cannot match is told by its glob's literal start alone.
+     */
+    public boolean mayTake(String device, List<Path> links) {
+        if (matches(device)) {
+            return true;
+        }
+        for (Path link : links) {
+            if (matches(link.toString())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean matches(String path) {
+        for (String glob : paths) {
+            if (Glob.of(glob).matches(path)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A glob made once: its literal start (every match begins with it), and a matcher if it has wildcards. */
+    private record Glob(String start, Optional<PathMatcher> matcher) {
+
+        private static final Map<String, Glob> MADE = new ConcurrentHashMap<>();
+
+        static Glob of(String glob) {
+            Glob made = MADE.get(glob);
+            if (made == null) {
+                int wild = 0;
+                while (wild < glob.length() && "*?[{\\".indexOf(glob.charAt(wild)) < 0) {
+                    wild++;
+                }
+                made = new Glob(glob.substring(0, wild), wild == glob.length() ? Optional.empty()
+                        : Optional.of(DiskSelector.matcher(glob)));
+                MADE.put(glob, made);
+            }
+            return made;
+        }
+
+        boolean matches(String path) {
+            if (!path.startsWith(start)) {
+                return false;
+            }
+            return matcher.isEmpty() ? path.length() == start.length() : matcher.get().matches(Path.of(path));
+        }
     }
 
     private static PathMatcher matcher(String glob) {

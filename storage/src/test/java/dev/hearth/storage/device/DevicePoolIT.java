@@ -271,6 +271,37 @@ class DevicePoolIT {
         assertThat(firstNonZero(moved.path())).isEqualTo(-1);
     }
 
+    /**
+     * A pool reads only the devices its selector names; a volume's disk found under a name the
+     * selector does not give (an admin's {@code /dev/sdb}, after a reboot {@code sdc}) is looked for
+     * among all of the node's, and used and wiped there as before.
+     */
+    @Test
+    void aVolumesDiskMovedOutsideTheSelectorsNamesIsStillFoundAndWiped() throws Exception {
+        LoopDevice disk = loops.disk("disk", 48 * MIB);
+        LoopDevice other = loops.disk("other", 64 * MIB);
+        DevicePool pool = loops.pool(List.of(disk, other));
+        Volume volume = pool.create(new VolumeRequest("pvc-1", CapacityRange.ANY, Map.of(), Optional.empty(),
+                Optional.empty()));
+        byte[] data = "the tenant's bytes".getBytes(StandardCharsets.UTF_8);
+        Scratch.writeAt(disk.path(), 5 * MIB, data);
+        pool.close();
+
+        Loop.detach(disk);
+        LoopDevice filler = loops.attach(Scratch.sparseFile(dir.resolve("filler.img"), MIB)); // takes the old number
+        LoopDevice moved = loops.attach(loops.file("disk"));
+        assertThat(filler).isEqualTo(disk);
+        DevicePool restarted = loops.pool(List.of(disk, other)); // the old names: moved is not among them
+
+        assertThat(restarted.attach(volume.id()).device()).isEqualTo(moved.path());
+        assertThat(restarted.attachedDevice(volume.id())).contains(moved.path());
+        assertThat(restarted.condition(volume.id()).abnormal()).isFalse();
+        assertThat(restarted.listing().condition().apply(volume).abnormal()).isFalse();
+        restarted.delete(volume.id());
+        assertThat(firstNonZero(moved.path())).isEqualTo(-1);
+        assertThat(new DiskClaims(loops.state().resolve("disks")).all()).isEmpty();
+    }
+
     @Test
     void aDiskThatGoesOrChangesMakesItsVolumeAbnormalAndIsNeverWiped() throws Exception {
         LoopDevice disk = loops.disk("disk", 48 * MIB);

@@ -47,6 +47,26 @@ class DiskSelectorTest {
     }
 
     @Test
+    void whatAScanAsksBeforeReadingADeviceAgreesWithTheFullVerdictOnNames() {
+        DiskSelector selector = DiskSelector.parse("/dev/loop7|/dev/disk/by-id/nvme-*|/dev/vd[b-z]", null, null, null);
+
+        assertThat(selector.mayTake("/dev/loop7", List.of())).as("a literal name").isTrue();
+        assertThat(selector.mayTake("/dev/loop70", List.of())).as("a literal is the whole name").isFalse();
+        assertThat(selector.mayTake("/dev/loop", List.of())).isFalse();
+        assertThat(selector.mayTake("/dev/vdc", List.of())).isTrue();
+        assertThat(selector.mayTake("/dev/vda", List.of())).isFalse();
+        assertThat(selector.mayTake("/dev/vdbb", List.of())).isFalse();
+        assertThat(selector.mayTake("/dev/nvme0n1", NVME.links())).as("by a link").isTrue();
+        assertThat(selector.mayTake("/dev/sda", HDD.links())).isFalse();
+        for (Disk disk : List.of(NVME, HDD, BARE)) {
+            assertThat(selector.mayTake(disk.path().toString(), disk.links()))
+                    .isEqualTo(selector.refuses(disk).isEmpty());
+        }
+        assertThat(select("/dev/*").mayTake("/dev/sda", List.of())).isTrue();
+        assertThat(select("/dev/disk/**").mayTake("/dev/sda", List.of())).isFalse();
+    }
+
+    @Test
     void theModelPatternMustMatchTheWholeModel() {
         assertThat(DiskSelector.parse("/dev/**", null, "Samsung SSD 9.*", null).refuses(NVME)).isEmpty();
         assertThat(DiskSelector.parse("/dev/**", null, "Samsung", null).refuses(NVME))
