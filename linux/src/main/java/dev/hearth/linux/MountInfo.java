@@ -6,8 +6,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /** Reads {@code /proc/self/mountinfo} (proc(5)), the mount table as this process's namespace sees it. */
 public final class MountInfo {
@@ -69,6 +71,35 @@ public final class MountInfo {
             }
         }
         return Optional.ofNullable(best);
+    }
+
+    /**
+     * Where the device node {@code node} is bound (a raw block volume's stage or publish): the mount
+     * points of every bind of it, or of the node a link of that name leads to. A bind of a device
+     * node does not open the device, so neither the device's open count nor an exclusive open shows it.
+     */
+    public static List<Path> bindsOf(List<MountEntry> table, Path node) {
+        List<Path> binds = new ArrayList<>();
+        Path given = node.toAbsolutePath().normalize();
+        Path real = canonical(node);
+        Optional<MountEntry> devices = containing(table, real);
+        if (devices.isEmpty()) {
+            return binds;
+        }
+        MountEntry fs = devices.get();
+        Set<String> roots = new HashSet<>();
+        for (Path path : List.of(given, real)) {
+            if (path.startsWith(fs.mountPoint())) {
+                String relative = fs.mountPoint().relativize(path).toString();
+                roots.add(fs.root().equals("/") ? "/" + relative : fs.root() + "/" + relative);
+            }
+        }
+        for (MountEntry entry : table) {
+            if (entry.major() == fs.major() && entry.minor() == fs.minor() && roots.contains(entry.root())) {
+                binds.add(entry.mountPoint());
+            }
+        }
+        return binds;
     }
 
     static Path canonical(Path path) {

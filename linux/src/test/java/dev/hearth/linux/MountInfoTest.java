@@ -3,9 +3,11 @@ package dev.hearth.linux;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class MountInfoTest {
 
@@ -78,6 +80,32 @@ class MountInfoTest {
                 .hasMessageContaining("line 1");
         assertThatThrownBy(() -> MountInfo.parse("x 1 254:0 / / rw - ext4 /dev/vda rw\n"))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /**
+     * A raw block volume's bind of a device node, whether the node was bound by a link's name (the
+     * table shows the node the link leads to) or by its own; not a bind of another node, nor the
+     * devices' filesystem itself.
+     */
+    @Test
+    void findsTheBindsOfADeviceNodeByItsNameOrTheNameItsLinkLeadsTo(@TempDir Path dev) throws Exception {
+        Path node = Files.createFile(dev.resolve("dm-3"));
+        Files.createDirectories(dev.resolve("mapper"));
+        Path link = Files.createSymbolicLink(dev.resolve("mapper/vg-lv"), Path.of("../dm-3"));
+        Files.createFile(dev.resolve("dm-4"));
+        List<MountEntry> table = MountInfo.parse("""
+                22 1 254:0 / / rw - ext4 /dev/vda rw
+                23 22 0:5 / %1$s rw - devtmpfs udev rw
+                51 22 0:5 /dm-3 /pods/a/dev rw - devtmpfs udev rw
+                52 22 0:5 /mapper/vg-lv /pods/b/dev rw - devtmpfs udev rw
+                53 22 0:5 /dm-4 /pods/c/dev rw - devtmpfs udev rw
+                54 22 0:6 /dm-3 /pods/d/dev rw - tmpfs other rw
+                """.formatted(dev.toRealPath()));
+
+        assertThat(MountInfo.bindsOf(table, link)).containsExactly(Path.of("/pods/a/dev"), Path.of("/pods/b/dev"));
+        assertThat(MountInfo.bindsOf(table, node)).containsExactly(Path.of("/pods/a/dev"));
+        assertThat(MountInfo.bindsOf(table, dev.resolve("dm-4"))).containsExactly(Path.of("/pods/c/dev"));
+        assertThat(MountInfo.bindsOf(table, dev.resolve("dm-9"))).isEmpty();
     }
 
     @Test

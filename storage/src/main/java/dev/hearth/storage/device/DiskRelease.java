@@ -6,7 +6,6 @@ import dev.hearth.linux.ExclusiveDevice;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
-import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
@@ -15,6 +14,7 @@ import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,17 +134,8 @@ final class DiskRelease {
             throw new StorageException.Failed("listing the loop devices: " + e.getMessage(), e);
         }
         try {
-            List<MountEntry> table = MountInfo.read();
-            Optional<MountEntry> devices = MountInfo.containing(table, disk.path());
-            if (devices.isPresent()) {
-                String relative = devices.get().mountPoint().relativize(disk.path()).toString();
-                String root = devices.get().root().equals("/") ? "/" + relative : devices.get().root() + "/" + relative;
-                for (MountEntry entry : table) {
-                    if (entry.major() == devices.get().major() && entry.minor() == devices.get().minor()
-                            && entry.root().equals(root)) {
-                        uses.add("bound at " + entry.mountPoint());
-                    }
-                }
+            for (Path bind : MountInfo.bindsOf(MountInfo.read(), disk.path())) {
+                uses.add("bound at " + bind);
             }
         } catch (IOException e) {
             throw new StorageException.Failed("reading the mount table: " + e.getMessage(), e);

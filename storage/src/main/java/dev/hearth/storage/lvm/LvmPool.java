@@ -2,6 +2,7 @@ package dev.hearth.storage.lvm;
 
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.DiskScan;
+import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Attachment;
 import dev.hearth.storage.Capacity;
 import dev.hearth.storage.CapacityRange;
@@ -38,6 +39,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Collectors;
 
 /**
  * A pool whose volumes are logical volumes of one LVM volume group: thick (extents of the group)
@@ -516,6 +518,7 @@ public final class LvmPool implements Pool {
             return;
         }
         String lv = Names.volume(id);
+        refuseIfBound(id, lv);
         if (config.thin()) {
             // One lvremove, whose selection holds hearth's tag: an LV of this name that is not a hearth
             // volume is not touched, a missing one is nothing to do, and LVM refuses one in use.
@@ -550,6 +553,25 @@ public final class LvmPool implements Pool {
         wipe("volume " + id, lv, volume.sizeBytes());
         change("removing volume " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
         blank.clear(id);
+    }
+
+    /**
+     * A raw block volume staged or published on this node binds the LV's device node at its paths,
+     * which opens nothing: LVM's open count, which refuses a mounted or open LV, does not see it, and
+     * the LV would be wiped and removed under the pod's bind. Refused like a mounted one.
+     */
+    private void refuseIfBound(VolumeId id, String lv) {
+        List<Path> binds;
+        try {
+            binds = MountInfo.bindsOf(MountInfo.read(), device(lv));
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the mount table: " + e.getMessage(), e);
+        }
+        if (!binds.isEmpty()) {
+            throw new StorageException.Precondition("volume " + id + " is in use on this node as a raw block device "
+                    + "(bound at " + binds.stream().map(Path::toString).collect(Collectors.joining(", "))
+                    + "); unpublish and unstage it before deleting");
+        }
     }
 
     /**
