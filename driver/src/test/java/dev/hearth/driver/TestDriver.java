@@ -23,6 +23,7 @@ import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
 import io.grpc.Channel;
@@ -76,6 +77,13 @@ final class TestDriver implements AutoCloseable {
         Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
         return new TestDriver(dir, pools.getFirst().directory(), new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
                 dir.resolve("state"), pools, null, MAX_VOLUMES, Optional.empty(), FilesystemType.EXT4));
+    }
+
+    /** A driver with a file pool, the default, and a second pool of any kind. */
+    static TestDriver start(Path dir, FilePoolConfig first, PoolConfig second) throws IOException {
+        Endpoint endpoint = Endpoint.parse("unix://" + dir.resolve("csi.sock"));
+        return new TestDriver(dir, first.directory(), new Driver.Settings(endpoint, NODE, "csi.hearth.dev",
+                dir.resolve("state"), List.of(first, second), null, MAX_VOLUMES, Optional.empty(), FilesystemType.EXT4));
     }
 
     /** The default driver with its metrics served on 127.0.0.1 at a port the system chooses ({@link #metricsPort()}). */
