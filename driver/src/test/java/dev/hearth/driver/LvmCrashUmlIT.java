@@ -8,6 +8,9 @@ import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.NodeExpandVolumeRequest;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeContentSource;
 import dev.hearth.linux.testing.GuestScenarios;
 import dev.hearth.linux.testing.RequiresTools;
@@ -43,7 +46,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kill -9 of {@code hearth serve} in the middle of CreateVolume (new, restore, clone),
- * CreateSnapshot, DeleteVolume and DeleteSnapshot on real LVM, thick and thin, then the same call
+ * CreateSnapshot, DeleteVolume and DeleteSnapshot on real LVM, thick and thin, and of the node's
+ * calls on an LV (the first stage, with its mkfs; NodeExpandVolume of an unstaged ext4, with its
+ * lvextend; the stage after it, which grows the ext4 with resize2fs), then the same call
  * retried as the external-provisioner and snapshotter retry it: each converges to what a
  * crash-free call makes (the same ID and size, the LV with its tags, the data of a restore, clone
  * or snapshot), and nothing is left behind (no transfer LV, no second LV, no suspended device,
@@ -55,7 +60,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The delays come from a seeded Random; the seed is printed, and {@code -Dhearth.crash.seed=}
  * repeats a run, {@code -Dhearth.crash.kills=} sets the kills per scenario.
  */
-@RequiresTools({"lvm", "thin_check", "dmsetup"})
+@RequiresTools({"lvm", "thin_check", "dmsetup", "mkfs.ext4", "e2fsck", "resize2fs"})
 class LvmCrashUmlIT {
 
     static final String VG = "crashvg";
@@ -174,6 +179,18 @@ class LvmCrashUmlIT {
             }, h -> h.controllerAsync().deleteVolume(request));
         }
 
+        static Call stage(NodeStageVolumeRequest request) {
+            return new Call("NodeStageVolume " + request.getVolumeId(), h -> {
+                h.node().nodeStageVolume(request);
+                return new Answer(request.getVolumeId(), 0);
+            }, h -> h.nodeAsync().nodeStageVolume(request));
+        }
+
+        static Call expand(NodeExpandVolumeRequest request) {
+            return new Call("NodeExpandVolume " + request.getVolumeId(), h -> new Answer(request.getVolumeId(),
+                    h.node().nodeExpandVolume(request).getCapacityBytes()), h -> h.nodeAsync().nodeExpandVolume(request));
+        }
+
         static Call deleteSnapshot(String id) {
             DeleteSnapshotRequest request = DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build();
             return new Call("DeleteSnapshot " + id, h -> {
@@ -222,7 +239,9 @@ class LvmCrashUmlIT {
                     restore("thin", thinSourceSnapshot, TAG_THIN),
                     snapshot("thick", thickSource, TAG_THICK), snapshot("thin", thinSource, TAG_THIN),
                     deleteVolume("thick"), deleteVolume("thin"),
-                    deleteSnapshot("thick", thickSource), deleteSnapshot("thin", thinSource));
+                    deleteSnapshot("thick", thickSource), deleteSnapshot("thin", thinSource),
+                    stage("thick"), stage("thin"), expand("thick"), expand("thin"),
+                    stageAfterExpand("thick"), stageAfterExpand("thin"));
             for (int i = 0; i < scenarios.size(); i++) {
                 Scenario scenario = scenarios.get(i);
                 if (!scenario.name.matches(System.getProperty(ONLY, ".*"))) {
@@ -418,6 +437,122 @@ class LvmCrashUmlIT {
             return scenario;
         }
 
+        // ---- the node's calls on an LV: the first stage (mkfs), an expansion (lvextend), the stage that grows the ext4
+
+        private static final long GROWN = 48 * MIB;
+
+        /** The first stage of a new ext4 volume: formatted once, never over data, and sound. */
+        private Scenario stage(String pool) {
+            String id = VolumeId.mint(pool, "pvc-stage-" + pool).toString();
+            Scenario scenario = new Scenario("nodeStageVolume." + pool, Call.stage(stageRequest(id)),
+                    (answer, before) -> {
+                        assertThat(lvm.mounts()).as("mounts of the group's devices").hasSize(1);
+                        Files.writeString(staging(id).resolve("data"), "the pod's " + pool);
+                        unstage(id);
+                        fsck(id);
+                        Call.stage(stageRequest(id)).blocking().apply(hearth);
+                        assertThat(Files.readString(staging(id).resolve("data"))).isEqualTo("the pod's " + pool);
+                    },
+                    answer -> unstageAndDelete(id));
+            scenario.prepare = () -> Call.createVolume(ext4Request(pool, "pvc-stage-" + pool)).blocking().apply(hearth);
+            return scenario;
+        }
+
+        /** An unstaged ext4 volume grown: the LV at the new size; its next stage grows the ext4 and keeps the data. */
+        private Scenario expand(String pool) {
+            String id = VolumeId.mint(pool, "pvc-expand-" + pool).toString();
+            Scenario scenario = new Scenario("nodeExpandVolume." + pool, Call.expand(expandRequest(id)),
+                    (answer, before) -> {
+                        assertThat(answer.bytes()).isEqualTo(GROWN);
+                        assertThat(lvm.lvs().get(GuestLvm.volumeLv(id)).sizeBytes()).isEqualTo(GROWN);
+                        checkGrown(id, pool);
+                    },
+                    answer -> unstageAndDelete(id));
+            scenario.prepare = () -> withData(pool, "pvc-expand-" + pool);
+            return scenario;
+        }
+
+        /** The stage after an expansion, which grows the ext4 offline (resize2fs) before it mounts it. */
+        private Scenario stageAfterExpand(String pool) {
+            String id = VolumeId.mint(pool, "pvc-grow-" + pool).toString();
+            Scenario scenario = new Scenario("nodeStageVolume.afterExpand." + pool, Call.stage(stageRequest(id)),
+                    (answer, before) -> {
+                        assertThat(Files.readString(staging(id).resolve("data"))).isEqualTo("the pod's " + pool);
+                        unstage(id);
+                        checkGrown(id, pool);
+                    },
+                    answer -> unstageAndDelete(id));
+            scenario.prepare = () -> {
+                withData(pool, "pvc-grow-" + pool);
+                Call.expand(expandRequest(id)).blocking().apply(hearth);
+            };
+            return scenario;
+        }
+
+        /** A new ext4 volume, staged, a file written, unstaged. */
+        private void withData(String pool, String name) throws Exception {
+            String id = Call.createVolume(ext4Request(pool, name)).blocking().apply(hearth).id();
+            Call.stage(stageRequest(id)).blocking().apply(hearth);
+            Files.writeString(staging(id).resolve("data"), "the pod's " + pool);
+            unstage(id);
+        }
+
+        /** Staged again: the ext4 fills the grown LV and holds the data; sound once unstaged. */
+        private void checkGrown(String id, String pool) throws Exception {
+            Call.stage(stageRequest(id)).blocking().apply(hearth);
+            assertThat(Files.readString(staging(id).resolve("data"))).isEqualTo("the pod's " + pool);
+            assertThat(Files.getFileStore(staging(id)).getTotalSpace()).as("the grown ext4's size")
+                    .isGreaterThan(SIZE);
+            unstage(id);
+            fsck(id);
+        }
+
+        private Void unstageAndDelete(String id) throws Exception {
+            unstage(id);
+            Call.deleteVolume(id).blocking().apply(hearth);
+            return null;
+        }
+
+        private void unstage(String id) {
+            hearth.node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(staging(id).toString()).build());
+        }
+
+        /** e2fsck -fn of the unstaged volume's LV: sound, nothing changed. */
+        private void fsck(String id) throws Exception {
+            Process fsck = new ProcessBuilder("e2fsck", "-fn", lvm.device(GuestLvm.volumeLv(id)).toString())
+                    .redirectErrorStream(true).start();
+            String output = new String(fsck.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(fsck.waitFor()).as("e2fsck -fn of %s: %s", id, output).isZero();
+        }
+
+        private static Path staging(String id) {
+            return Path.of("/run/hearth/kubelet/staging").resolve(id);
+        }
+
+        private static NodeStageVolumeRequest stageRequest(String id) {
+            try {
+                Files.createDirectories(staging(id));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging(id).toString())
+                    .setVolumeCapability(TestDriver.mount("ext4")).build();
+        }
+
+        private static NodeExpandVolumeRequest expandRequest(String id) {
+            return NodeExpandVolumeRequest.newBuilder().setVolumeId(id).setVolumePath(staging(id).toString())
+                    .setStagingTargetPath(staging(id).toString())
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(GROWN))
+                    .setVolumeCapability(TestDriver.mount("ext4")).build();
+        }
+
+        private static CreateVolumeRequest ext4Request(String pool, String name) {
+            return CreateVolumeRequest.newBuilder().setName(name)
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(SIZE))
+                    .addVolumeCapabilities(TestDriver.mount("ext4")).putParameters("hearth.dev/pool", pool).build();
+        }
+
         private Scenario deleteSnapshot(String pool, String volume) {
             String name = "snap-delete-" + pool;
             CreateSnapshotRequest create = snapshotRequest(name, volume);
@@ -531,6 +666,18 @@ class LvmCrashUmlIT {
         private void cleanUp(Set<String> baseline) throws Exception {
             if (!hearth.running()) {
                 hearth.start();
+            }
+            Path stagings = Path.of("/run/hearth/kubelet/staging");
+            if (Files.isDirectory(stagings)) {
+                try (Stream<Path> staged = Files.list(stagings)) {
+                    for (Path dir : staged.toList()) {
+                        try {
+                            unstage(dir.getFileName().toString());
+                        } catch (StatusRuntimeException e) {
+                            System.out.println("cleanup: unstaging " + dir + " through the API: " + e.getStatus());
+                        }
+                    }
+                }
             }
             for (String lv : lvm.lvs().keySet()) {
                 if (baseline.contains(lv) || lv.contains(".xfer.")) {
