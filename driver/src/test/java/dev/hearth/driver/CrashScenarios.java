@@ -1,6 +1,7 @@
 package dev.hearth.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
@@ -16,12 +17,16 @@ import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.csi.v1.VolumeContentSource;
+import dev.hearth.linux.BlockDevices;
 import dev.hearth.storage.VolumeId;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -92,6 +97,98 @@ abstract class CrashScenarios {
 
     /** Everything the scenarios' volumes have, taken away as the kubelet and the provisioner would. */
     abstract void deleteAll() throws Exception;
+
+    /** A new volume of the scenarios' size, made crash-free. */
+    abstract void createNew(String name, VolumeCapability capability) throws Exception;
+
+    /** The ext4 of a volume no one has staged, checked ({@code e2fsck -fn}), nothing changed. */
+    abstract void fsck(String id) throws Exception;
+
+    /** That an unstage left nothing of the volume attached on the node (its loop device, a read-only view). */
+    abstract void assertReleased(String id) throws Exception;
+
+    /** The volume's raw bytes, read where the pool keeps them (its image, its disk), outside any publish. */
+    abstract byte[] raw(String id, long offset, int length) throws IOException;
+
+    /**
+     * The node's calls that every pool kind must answer alike, killed midway: an ext4 volume's first
+     * stage, its stage over a pod's data, publish, unpublish and unstage; a raw block volume's
+     * unpublish and unstage, and its read-only publish and unpublish. {@code size} is the volume's.
+     */
+    List<Scenario> nodeScenarios(String vol, long size) {
+        VolumeCapability ext4 = TestDriver.mount("ext4");
+        VolumeCapability block = TestDriver.block();
+        return List.of(
+                new Scenario("nodeStageVolume.new", () -> createNew(vol, ext4), stageCall(vol, ext4), answer -> {
+                    assertThat(mounted(staging(id(vol)))).as("staged").isTrue();
+                    write(staging(id(vol)).resolve("data"));
+                    unstage(id(vol));
+                    fsck(id(vol));
+                    stage(id(vol), ext4);
+                    assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
+                }, this::deleteAll),
+                new Scenario("nodeStageVolume.withData", () -> {
+                    createNew(vol, ext4);
+                    stage(id(vol), ext4);
+                    write(staging(id(vol)).resolve("data"));
+                    unstage(id(vol));
+                }, stageCall(vol, ext4), answer -> assertThat(read(staging(id(vol)).resolve("data")))
+                        .as("the pod's data, never formatted over").isEqualTo(data), this::deleteAll),
+                new Scenario("nodePublishVolume", () -> {
+                    createNew(vol, ext4);
+                    stage(id(vol), ext4);
+                    write(staging(id(vol)).resolve("data"));
+                }, publishCall(vol, ext4), answer -> assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data),
+                        this::deleteAll),
+                new Scenario("nodeUnpublishVolume", () -> {
+                    createNew(vol, ext4);
+                    stage(id(vol), ext4);
+                    publishCall(vol, ext4).blocking(hearth);
+                    write(target(id(vol)).resolve("data"));
+                }, unpublishCall(vol), answer -> {
+                    assertThat(mounted(target(id(vol)))).as("still published").isFalse();
+                    assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
+                }, this::deleteAll),
+                new Scenario("nodeUnstageVolume", () -> {
+                    createNew(vol, ext4);
+                    stage(id(vol), ext4);
+                    write(staging(id(vol)).resolve("data"));
+                }, unstageCall(vol), answer -> {
+                    assertThat(mounted(staging(id(vol)))).as("still staged").isFalse();
+                    assertReleased(id(vol));
+                    fsck(id(vol));
+                }, this::deleteAll),
+                new Scenario("block.nodeUnpublishAndUnstage", () -> {
+                    createNew(vol, block);
+                    stage(id(vol), block);
+                    publishCall(vol, block).blocking(hearth);
+                    writeRaw(target(id(vol)));
+                }, unpublishAndUnstageCall(vol), answer -> {
+                    assertReleased(id(vol));
+                    assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
+                    assertThat(raw(id(vol), 8 * TestDriver.MIB, data.length)).as("the volume's raw data")
+                            .isEqualTo(data);
+                }, this::deleteAll),
+                // A read-only raw block publish binds a read-only loop device over the volume's:
+                // killed between the two, that view held the volume's device open for good.
+                new Scenario("block.nodePublishVolume.readOnly", () -> {
+                    createNew(vol, block);
+                    stage(id(vol), block);
+                }, readOnlyPublishCall(vol, block), answer -> {
+                    assertThat(BlockDevices.size(target(id(vol)))).isEqualTo(size);
+                    assertThatThrownBy(() -> writeRaw(target(id(vol))))
+                            .as("a write through the read-only publish").isInstanceOf(IOException.class);
+                }, this::deleteAll),
+                new Scenario("block.nodeUnpublishVolume.readOnly", () -> {
+                    createNew(vol, block);
+                    stage(id(vol), block);
+                    readOnlyPublishCall(vol, block).blocking(hearth);
+                }, unpublishCall(vol), answer -> {
+                    assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
+                    unstage(id(vol));
+                    assertReleased(id(vol));
+                }, this::deleteAll));
+    }
 
     /**
      * What must hold after every kill, on the restarted driver and before the call is retried,
@@ -307,6 +404,14 @@ abstract class CrashScenarios {
 
     void write(Path file) throws IOException {
         TestData.writeSynced(file, data);
+    }
+
+    /** The data written at 8 MiB into a raw block device, and synced. */
+    void writeRaw(Path device) throws IOException {
+        try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(data), 8 * TestDriver.MIB);
+            channel.force(true);
+        }
     }
 
     static byte[] read(Path file) throws IOException {

@@ -18,6 +18,7 @@ import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.file.FilePoolConfig;
@@ -29,7 +30,6 @@ import io.grpc.Status.Code;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -93,10 +93,7 @@ class CsiFuzzTest extends DriverFixture {
         List<String> disks = new ArrayList<>();
         try {
             for (int i = 0; i < 4; i++) {
-                Path file = disksDir.resolve("disk" + i + ".img");
-                try (RandomAccessFile sparse = new RandomAccessFile(file.toFile(), "rw")) {
-                    sparse.setLength(RequestFuzzer.SIZE);
-                }
+                Path file = Scratch.sparseFile(disksDir.resolve("disk" + i + ".img"), RequestFuzzer.SIZE);
                 disks.add(Loop.attach(file, false, false).path().toString());
             }
             fuzz(PoolSpec.parse("name=second,kind=device,disks=" + String.join("|", disks), dir.resolve("state"))

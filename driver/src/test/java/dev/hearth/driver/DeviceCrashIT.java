@@ -4,7 +4,6 @@ import static dev.hearth.driver.TestDriver.MIB;
 import static dev.hearth.driver.TestDriver.block;
 import static dev.hearth.driver.TestDriver.mount;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.linux.BlockDevices;
@@ -12,9 +11,9 @@ import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.device.DiskClaims;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -77,10 +76,7 @@ class DeviceCrashIT {
         Map<Path, LoopDevice> disks = new LinkedHashMap<>();
         Path files = Files.createDirectories(dir.resolve("disks")).toRealPath();
         for (int i = 0; i < DISKS; i++) {
-            Path file = files.resolve("disk" + i + ".img");
-            try (RandomAccessFile sparse = new RandomAccessFile(file.toFile(), "rw")) {
-                sparse.setLength(DISK);
-            }
+            Path file = Scratch.sparseFile(files.resolve("disk" + i + ".img"), DISK);
             disks.put(file, Loop.attach(file, false, false));
         }
         String selector = disks.values().stream().map(d -> d.path().toString()).collect(Collectors.joining("|"));
@@ -127,51 +123,11 @@ class DeviceCrashIT {
         List<Scenario> scenarios() {
             VolumeCapability ext4 = mount("ext4");
             String vol = "pvc-crash";
-            return List.of(
+            List<Scenario> own = List.of(
                     new Scenario("createVolume", () -> {}, create(vol, DISK, ext4, null), answer -> {
                         assertThat(answer).isEqualTo(id(vol) + " " + DISK);
                         assertThat(diskOf(id(vol))).as("the volume's claimed disk").isPresent();
                         assertThat(claims.all()).as("claims").hasSize(1);
-                    }, this::deleteAll),
-                    // The first stage reads the whole disk, proves it zero and formats it.
-                    new Scenario("nodeStageVolume.new", () -> createNew(vol, ext4), stageCall(vol, ext4), answer -> {
-                        assertThat(mounted(staging(id(vol)))).as("staged").isTrue();
-                        write(staging(id(vol)).resolve("data"));
-                        unstage(id(vol));
-                        fsck(diskOf(id(vol)).orElseThrow().path(), "ext4");
-                        stage(id(vol), ext4);
-                        assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
-                    }, this::deleteAll),
-                    new Scenario("nodeStageVolume.withData", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
-                        unstage(id(vol));
-                    }, stageCall(vol, ext4), answer -> assertThat(read(staging(id(vol)).resolve("data")))
-                            .as("the pod's data, never formatted over").isEqualTo(data), this::deleteAll),
-                    new Scenario("nodePublishVolume", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
-                    }, publishCall(vol, ext4),
-                            answer -> assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data),
-                            this::deleteAll),
-                    new Scenario("nodeUnpublishVolume", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        publishCall(vol, ext4).blocking(hearth);
-                        write(target(id(vol)).resolve("data"));
-                    }, unpublishCall(vol), answer -> {
-                        assertThat(mounted(target(id(vol)))).as("still published").isFalse();
-                        assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
-                    }, this::deleteAll),
-                    new Scenario("nodeUnstageVolume", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
-                    }, unstageCall(vol), answer -> {
-                        assertThat(mounted(staging(id(vol)))).as("still staged").isFalse();
-                        fsck(diskOf(id(vol)).orElseThrow().path(), "ext4");
                     }, this::deleteAll),
                     // The wipe: a kill inside it must leave the disk claimed until a wipe is done.
                     new Scenario("deleteVolume.ext4", () -> {
@@ -192,38 +148,9 @@ class DeviceCrashIT {
                             stageAndPublishCall(vol, block()), answer -> {
                                 assertThat(BlockDevices.size(target(id(vol)))).isEqualTo(DISK);
                                 writeRaw(target(id(vol)));
-                            }, this::deleteAll),
-                    new Scenario("block.nodeUnpublishAndUnstage", () -> {
-                        createNew(vol, block());
-                        stage(id(vol), block());
-                        publishCall(vol, block()).blocking(hearth);
-                        writeRaw(target(id(vol)));
-                    }, unpublishAndUnstageCall(vol), answer -> {
-                        assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
-                        assertThat(views()).as("read-only views").isEmpty();
-                        try (FileChannel disk = FileChannel.open(diskOf(id(vol)).orElseThrow().path())) {
-                            ByteBuffer raw = ByteBuffer.allocate(DATA_BYTES);
-                            disk.read(raw, 8 * MIB);
-                            assertThat(raw.array()).as("the raw data on the disk").isEqualTo(data);
-                        }
-                    }, this::deleteAll),
-                    new Scenario("block.nodePublishVolume.readOnly", () -> {
-                        createNew(vol, block());
-                        stage(id(vol), block());
-                    }, readOnlyPublishCall(vol, block()), answer -> {
-                        assertThat(BlockDevices.size(target(id(vol)))).isEqualTo(DISK);
-                        assertThatThrownBy(() -> writeRaw(target(id(vol))))
-                                .as("a write through the read-only publish").isInstanceOf(IOException.class);
-                    }, this::deleteAll),
-                    new Scenario("block.nodeUnpublishVolume.readOnly", () -> {
-                        createNew(vol, block());
-                        stage(id(vol), block());
-                        readOnlyPublishCall(vol, block()).blocking(hearth);
-                    }, unpublishCall(vol), answer -> {
-                        assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
-                        unstage(id(vol));
-                        assertThat(views()).as("read-only views").isEmpty();
-                    }, this::deleteAll));
+                            }, this::deleteAll));
+            // Among them the first stage, which reads the whole disk, proves it zero and formats it.
+            return Stream.concat(own.stream(), nodeScenarios(vol, DISK).stream()).toList();
         }
 
         /** Whatever the kill interrupted, a disk no one holds has nothing of a tenant's on it. */
@@ -262,8 +189,28 @@ class DeviceCrashIT {
             }
         }
 
+        @Override
         void createNew(String name, VolumeCapability capability) throws Exception {
             create(name, DISK, capability, null).blocking(hearth);
+        }
+
+        @Override
+        void fsck(String id) throws Exception {
+            fsck(diskOf(id).orElseThrow().path(), "ext4");
+        }
+
+        @Override
+        void assertReleased(String id) throws IOException {
+            assertThat(views()).as("read-only views").isEmpty();
+        }
+
+        @Override
+        byte[] raw(String id, long offset, int length) throws IOException {
+            try (FileChannel disk = FileChannel.open(diskOf(id).orElseThrow().path())) {
+                ByteBuffer raw = ByteBuffer.allocate(length);
+                disk.read(raw, offset);
+                return raw.array();
+            }
         }
 
         private List<Path> records() throws IOException {
@@ -292,13 +239,6 @@ class DeviceCrashIT {
                 }
             }
             return views;
-        }
-
-        private void writeRaw(Path device) throws IOException {
-            try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
-                channel.write(ByteBuffer.wrap(data), 8 * MIB);
-                channel.force(true);
-            }
         }
 
         /** Every byte of the raw block volume written, and synced: a tenant who used the whole disk. */

@@ -4,14 +4,12 @@ import static dev.hearth.driver.TestDriver.MIB;
 import static dev.hearth.driver.TestDriver.block;
 import static dev.hearth.driver.TestDriver.mount;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
-import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.testing.RequiresRoot;
@@ -21,7 +19,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.Map;
@@ -141,7 +138,7 @@ class FileCrashIT {
             VolumeCapability ext4 = mount("ext4");
             VolumeCapability xfs = mount("xfs");
             String vol = "pvc-crash";
-            return List.of(
+            List<Scenario> own = List.of(
                     new Scenario("createVolume", () -> {}, create(vol, SIZE, ext4, null),
                             answer -> assertThat(answer).endsWith(" " + SIZE), this::deleteAll),
                     new Scenario("createVolumeFromVolume", () -> {},
@@ -167,50 +164,6 @@ class FileCrashIT {
                                 hearth.controller().deleteSnapshot(
                                         DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build());
                             }),
-                    new Scenario("nodeStageVolume.new", () -> createNew(vol, ext4), stageCall(vol, ext4),
-                            answer -> {
-                                assertThat(mounted(staging(id(vol)))).as("staged").isTrue();
-                                write(staging(id(vol)).resolve("data"));
-                                unstage(id(vol));
-                                fsck(id(vol));
-                                stage(id(vol), ext4);
-                                assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
-                            },
-                            this::deleteAll),
-                    new Scenario("nodeStageVolume.withData", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
-                        unstage(id(vol));
-                    }, stageCall(vol, ext4), answer -> {
-                        assertThat(read(staging(id(vol)).resolve("data"))).as("the pod's data, never formatted over")
-                                .isEqualTo(data);
-                    }, this::deleteAll),
-                    new Scenario("nodePublishVolume", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
-                    }, publishCall(vol, ext4), answer -> {
-                        assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data);
-                    }, this::deleteAll),
-                    new Scenario("nodeUnpublishVolume", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        publishCall(vol, ext4).blocking(hearth);
-                        write(target(id(vol)).resolve("data"));
-                    }, unpublishCall(vol), answer -> {
-                        assertThat(mounted(target(id(vol)))).as("still published").isFalse();
-                        assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
-                    }, this::deleteAll),
-                    new Scenario("nodeUnstageVolume", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
-                    }, unstageCall(vol), answer -> {
-                        assertThat(mounted(staging(id(vol)))).as("still staged").isFalse();
-                        assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
-                        fsck(id(vol));
-                    }, this::deleteAll),
                     new Scenario("deleteVolume.used", () -> {
                         createNew(vol, ext4);
                         stage(id(vol), ext4);
@@ -222,11 +175,7 @@ class FileCrashIT {
                     new Scenario("block.nodeStageAndPublish", () -> createNew(vol, block()),
                             stageAndPublishCall(vol, block()),
                             answer -> {
-                                Path device = target(id(vol));
-                                try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
-                                    channel.write(ByteBuffer.wrap(data), 8 * MIB);
-                                    channel.force(true);
-                                }
+                                writeRaw(target(id(vol)));
                                 assertThat(Files.size(pool.resolve(id(vol) + ".img"))).isEqualTo(SIZE);
                             }, this::deleteAll),
                     new Scenario("nodeExpandVolume.unstaged.ext4", () -> {
@@ -248,48 +197,6 @@ class FileCrashIT {
                     }, stageCall(vol, ext4), answer -> {
                         unstage(id(vol));
                         checkGrownAfterStage(id(vol), ext4);
-                    }, this::deleteAll),
-                    new Scenario("block.nodeUnpublishAndUnstage", () -> {
-                        createNew(vol, block());
-                        stage(id(vol), block());
-                        publishCall(vol, block()).blocking(hearth);
-                        try (FileChannel channel = FileChannel.open(target(id(vol)), StandardOpenOption.WRITE)) {
-                            channel.write(ByteBuffer.wrap(data), 8 * MIB);
-                            channel.force(true);
-                        }
-                    }, unpublishAndUnstageCall(vol),
-                            answer -> {
-                                assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
-                                assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
-                                try (FileChannel image = FileChannel.open(pool.resolve(id(vol) + ".img"))) {
-                                    ByteBuffer read = ByteBuffer.allocate(DATA_BYTES);
-                                    image.read(read, 8 * MIB);
-                                    assertThat(read.array()).as("the raw data in the image").isEqualTo(data);
-                                }
-                            }, this::deleteAll),
-                    // A read-only raw block publish binds a read-only loop device over the volume's:
-                    // killed between the two, that view held the volume's device open for good.
-                    new Scenario("block.nodePublishVolume.readOnly", () -> {
-                        createNew(vol, block());
-                        stage(id(vol), block());
-                    }, readOnlyPublishCall(vol, block()),
-                            answer -> {
-                                assertThat(BlockDevices.size(target(id(vol)))).isEqualTo(SIZE);
-                                assertThatThrownBy(() -> {
-                                    try (FileChannel channel = FileChannel.open(target(id(vol)),
-                                            StandardOpenOption.WRITE)) {
-                                        channel.write(ByteBuffer.wrap(data), 8 * MIB);
-                                    }
-                                }).as("a write through the read-only publish").isInstanceOf(IOException.class);
-                            }, this::deleteAll),
-                    new Scenario("block.nodeUnpublishVolume.readOnly", () -> {
-                        createNew(vol, block());
-                        stage(id(vol), block());
-                        readOnlyPublishCall(vol, block()).blocking(hearth);
-                    }, unpublishCall(vol), answer -> {
-                        assertThat(Files.exists(target(id(vol)))).as("the target file").isFalse();
-                        unstage(id(vol));
-                        assertThat(attached(id(vol))).as("loop devices of the unstaged volume").isEmpty();
                     }, this::deleteAll),
                     new Scenario("ephemeral.nodePublishVolume", () -> {}, ephemeralPublishCall(), answer -> {
                         write(target(EPHEMERAL).resolve("data"));
@@ -316,6 +223,7 @@ class FileCrashIT {
                                 assertThat(total).as("the filesystem's size").isGreaterThan(XFS_SIZE * 3 / 2);
                                 assertThat(Files.size(pool.resolve(id(vol) + ".img"))).isEqualTo(2 * XFS_SIZE);
                             }, this::deleteAll));
+            return Stream.concat(own.stream(), nodeScenarios(vol, SIZE).stream()).toList();
         }
 
         @Override
@@ -355,8 +263,23 @@ class FileCrashIT {
 
         // ---- volumes by name: an ID is minted from its name, so every round's volume has the same
 
-        private void createNew(String name, VolumeCapability capability) throws Exception {
+        @Override
+        void createNew(String name, VolumeCapability capability) throws Exception {
             create(name, SIZE, capability, null).blocking(hearth);
+        }
+
+        @Override
+        void assertReleased(String id) throws IOException {
+            assertThat(attached(id)).as("loop devices of the unstaged volume").isEmpty();
+        }
+
+        @Override
+        byte[] raw(String id, long offset, int length) throws IOException {
+            try (FileChannel image = FileChannel.open(pool.resolve(id + ".img"))) {
+                ByteBuffer read = ByteBuffer.allocate(length);
+                image.read(read, offset);
+                return read.array();
+            }
         }
 
         @Override
@@ -394,7 +317,8 @@ class FileCrashIT {
             return Loop.list().stream().filter(l -> l.backingFile().equals(image)).toList();
         }
 
-        private void fsck(String id) throws Exception {
+        @Override
+        void fsck(String id) throws Exception {
             fsck(id, "ext4");
         }
 

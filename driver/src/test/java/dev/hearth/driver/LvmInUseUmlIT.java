@@ -17,6 +17,7 @@ import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.driver.server.Channels;
 import dev.hearth.driver.server.Endpoint;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.UserModeLinux;
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.VolumeId;
@@ -25,7 +26,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -61,10 +61,7 @@ class LvmInUseUmlIT {
     @Test
     void aRawBlockVolumeStillBoundOrOpenIsNotWipedOrRemoved() throws IOException {
         UserModeLinux.assumeAvailable("LVM needs device-mapper, which this kernel lacks");
-        Path disk = dir.resolve("disk.img");
-        try (RandomAccessFile image = new RandomAccessFile(disk.toFile(), "rw")) {
-            image.setLength(512L << 20);
-        }
+        Path disk = Scratch.sparseFile(dir.resolve("disk.img"), 512L << 20);
         UserModeLinux.Result guest = UserModeLinux.runInGuest(LvmInUseUmlIT.class, "inGuest", dir,
                 Duration.ofMinutes(6), List.of("-m", "1024M", "-k", "dm-thin-pool", "-d", disk.toString()));
         System.out.println(guest.describe());

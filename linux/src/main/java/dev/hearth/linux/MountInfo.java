@@ -90,8 +90,7 @@ public final class MountInfo {
         Set<String> roots = new HashSet<>();
         for (Path path : List.of(given, real)) {
             if (path.startsWith(fs.mountPoint())) {
-                String relative = fs.mountPoint().relativize(path).toString();
-                roots.add(fs.root().equals("/") ? "/" + relative : fs.root() + "/" + relative);
+                roots.add(bindRoot(fs, path));
             }
         }
         for (MountEntry entry : table) {
@@ -100,6 +99,12 @@ public final class MountInfo {
             }
         }
         return binds;
+    }
+
+    /** The root a bind mount of {@code path}, which lies inside {@code mount}, shows: the mount's root plus the relative path. */
+    public static String bindRoot(MountEntry mount, Path path) {
+        String relative = mount.mountPoint().relativize(path).toString();
+        return mount.root().equals("/") ? "/" + relative : mount.root() + "/" + relative;
     }
 
     static Path canonical(Path path) {

@@ -282,8 +282,10 @@ public final class DevicePool implements Pool {
         NodeDisks disks = new NodeDisks(disks());
         Map<VolumeId, VolumeRecord> byId = new HashMap<>();
         all.forEach(r -> byId.put(r.volume().id(), r));
-        return new Listing(all.stream().map(VolumeRecord::volume).toList(),
-                volume -> conditionOf(byId.get(volume.id()), disks.locate(byId.get(volume.id()).disk())));
+        return new Listing(all.stream().map(VolumeRecord::volume).toList(), volume -> {
+            VolumeRecord record = byId.get(volume.id());
+            return conditionOf(record, disks.locate(record.disk()));
+        });
     }
 
     /**

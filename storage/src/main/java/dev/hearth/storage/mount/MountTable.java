@@ -79,7 +79,7 @@ final class MountTable {
         MountEntry devices = containing.get();
         // A view is a loop device: only binds of a loop device's node can be one, and each such node
         // is asked alone (not every loop device on the node, of which a file pool has one per volume).
-        String loopNodes = joinRoot(devices, Path.of("/dev/loop"));
+        String loopNodes = MountInfo.bindRoot(devices, Path.of("/dev/loop"));
         return entries.stream()
                 .filter(entry -> binds(entry, devices, device) || (entry.major() == devices.major()
                         && entry.minor() == devices.minor() && entry.root().startsWith(loopNodes)
@@ -112,20 +112,14 @@ final class MountTable {
 
     /** Whether any mount is a bind of the device node {@code node}. */
     boolean bindsNode(Path node) {
-        Optional<MountEntry> containing = MountInfo.containing(entries, node);
-        return containing.isPresent() && entries.stream().anyMatch(entry -> binds(entry, containing.get(), node));
+        return !MountInfo.bindsOf(entries, node).isEmpty();
     }
 
     static boolean binds(MountEntry entry, MountEntry devices, Path device) {
         return entry.major() == devices.major() && entry.minor() == devices.minor()
-                && entry.root().equals(joinRoot(devices, device));
+                && entry.root().equals(MountInfo.bindRoot(devices, device));
     }
 
-    /** The root a bind mount of {@code path} shows in mountinfo: the mount's root plus the relative path. */
-    static String joinRoot(MountEntry mount, Path path) {
-        String relative = mount.mountPoint().relativize(path).toString();
-        return mount.root().equals("/") ? "/" + relative : mount.root() + "/" + relative;
-    }
 
     /**
      * Makes {@code directory} and its parents, for the request path {@code named}. A path that

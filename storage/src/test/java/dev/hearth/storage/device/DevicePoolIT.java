@@ -242,23 +242,15 @@ class DevicePoolIT {
 
     @Test
     void aRestartedPoolFindsItsVolumesByIdentityUnderOtherDeviceNames() throws Exception {
-        LoopDevice disk = loops.disk("disk", 48 * MIB);
-        LoopDevice other = loops.disk("other", 64 * MIB);
-        DevicePool pool = loops.pool(List.of(disk, other));
-        Volume volume = pool.create(new VolumeRequest("pvc-1", CapacityRange.ANY, Map.of(), Optional.empty(),
-                Optional.of(new Claim("db", "data-db-0", "pvc-0f3a"))));
-        byte[] data = "the tenant's bytes".getBytes(StandardCharsets.UTF_8);
-        Scratch.writeAt(disk.path(), 5 * MIB, data);
-        pool.close();
-
-        Loop.detach(disk);
-        LoopDevice filler = loops.attach(Scratch.sparseFile(dir.resolve("filler.img"), MIB)); // takes the old number
-        LoopDevice moved = loops.attach(loops.file("disk"));
-        assertThat(moved).isNotEqualTo(disk);
-        assertThat(filler).isNotEqualTo(moved);
+        Moved m = volumeWhoseDiskMoves();
+        Volume volume = m.volume();
+        LoopDevice moved = m.moved();
+        byte[] data = m.data();
+        assertThat(moved).isNotEqualTo(m.disk());
+        assertThat(m.filler()).isNotEqualTo(moved);
         // The selector names devices, so the restarted pool is configured with the new name, as an admin's
         // by-id glob would follow the disk; the volume is found by its identity whatever its name.
-        DevicePool restarted = loops.pool(List.of(moved, other));
+        DevicePool restarted = loops.pool(List.of(moved, m.other()));
 
         assertThat(restarted.find(volume.id())).contains(volume);
         assertThat(volume.claim()).contains(new Claim("db", "data-db-0", "pvc-0f3a"));
@@ -271,18 +263,21 @@ class DevicePoolIT {
         assertThat(firstNonZero(moved.path())).isEqualTo(-1);
     }
 
+    /** A volume's disk after a restart of the node: {@code disk}'s old number now {@code filler}'s, its file {@code moved}. */
+    private record Moved(Volume volume, byte[] data, LoopDevice disk, LoopDevice other, LoopDevice filler,
+            LoopDevice moved) {}
+
     /**
-     * A pool reads only the devices its selector names; a volume's disk found under a name the
-     * selector does not give (an admin's {@code /dev/sdb}, after a reboot {@code sdc}) is looked for
-     * among all of the node's, and used and wiped there as before.
+     * A pool of a 48 MiB and a 64 MiB disk gives a volume the first, data is written to it and the
+     * pool closed; then the disk is detached, a filler takes its device number and the disk's file
+     * comes back under another.
      */
-    @Test
-    void aVolumesDiskMovedOutsideTheSelectorsNamesIsStillFoundAndWiped() throws Exception {
+    private Moved volumeWhoseDiskMoves() throws Exception {
         LoopDevice disk = loops.disk("disk", 48 * MIB);
         LoopDevice other = loops.disk("other", 64 * MIB);
         DevicePool pool = loops.pool(List.of(disk, other));
         Volume volume = pool.create(new VolumeRequest("pvc-1", CapacityRange.ANY, Map.of(), Optional.empty(),
-                Optional.empty()));
+                Optional.of(new Claim("db", "data-db-0", "pvc-0f3a"))));
         byte[] data = "the tenant's bytes".getBytes(StandardCharsets.UTF_8);
         Scratch.writeAt(disk.path(), 5 * MIB, data);
         pool.close();
@@ -290,8 +285,21 @@ class DevicePoolIT {
         Loop.detach(disk);
         LoopDevice filler = loops.attach(Scratch.sparseFile(dir.resolve("filler.img"), MIB)); // takes the old number
         LoopDevice moved = loops.attach(loops.file("disk"));
-        assertThat(filler).isEqualTo(disk);
-        DevicePool restarted = loops.pool(List.of(disk, other)); // the old names: moved is not among them
+        return new Moved(volume, data, disk, other, filler, moved);
+    }
+
+    /**
+     * A pool reads only the devices its selector names; a volume's disk found under a name the
+     * selector does not give (an admin's {@code /dev/sdb}, after a reboot {@code sdc}) is looked for
+     * among all of the node's, and used and wiped there as before.
+     */
+    @Test
+    void aVolumesDiskMovedOutsideTheSelectorsNamesIsStillFoundAndWiped() throws Exception {
+        Moved m = volumeWhoseDiskMoves();
+        Volume volume = m.volume();
+        LoopDevice moved = m.moved();
+        assertThat(m.filler()).isEqualTo(m.disk());
+        DevicePool restarted = loops.pool(List.of(m.disk(), m.other())); // the old names: moved is not among them
 
         assertThat(restarted.attach(volume.id()).device()).isEqualTo(moved.path());
         assertThat(restarted.attachedDevice(volume.id())).contains(moved.path());
