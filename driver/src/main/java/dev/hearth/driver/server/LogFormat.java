@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -56,7 +57,19 @@ public final class LogFormat extends Formatter {
         Handler stderr = new ConsoleHandler();
         stderr.setLevel(Level.ALL);
         stderr.setFormatter(new LogFormat());
+        stderr.setFilter(LogFormat::worthShowing);
         root.addHandler(stderr);
+    }
+
+    /**
+     * Everything but grpc-okhttp's report of a connection whose socket this process closed itself:
+     * a shutdown that races a connection still reading its preface makes the transport log a
+     * ClosedChannelException at WARNING with its stack trace (a peer that goes away gives an EOF
+     * instead, which is still shown).
+     */
+    static boolean worthShowing(LogRecord record) {
+        return !(record.getThrown() instanceof ClosedChannelException && record.getLoggerName() != null
+                && record.getLoggerName().startsWith("io.grpc.okhttp."));
     }
 
     @Override

@@ -102,4 +102,22 @@ class LogFormatTest {
                         l -> assertThat(l).endsWith(" INFO  library news"),
                         l -> assertThat(l).contains(" ERROR it broke stack=\"java.lang.IllegalStateException: deep down\\n\\tat "));
     }
+
+    @Test
+    void theTransportsReportOfASocketThisProcessClosedIsNotShownButAPeersEofIs() {
+        LogRecord closedByUs = new LogRecord(Level.WARNING, "Error decoding HTTP/2 frames");
+        closedByUs.setLoggerName("io.grpc.okhttp.OkHttpServerTransport");
+        closedByUs.setThrown(new java.nio.channels.AsynchronousCloseException());
+        LogRecord peerGone = new LogRecord(Level.WARNING, "Error decoding HTTP/2 frames");
+        peerGone.setLoggerName("io.grpc.okhttp.OkHttpServerTransport");
+        peerGone.setThrown(new java.io.EOFException());
+        LogRecord ours = new LogRecord(Level.WARNING, "closed");
+        ours.setLoggerName("dev.hearth.driver.server.GrpcServer");
+        ours.setThrown(new java.nio.channels.ClosedChannelException());
+
+        assertThat(LogFormat.worthShowing(closedByUs)).isFalse();
+        assertThat(LogFormat.worthShowing(peerGone)).isTrue();
+        assertThat(LogFormat.worthShowing(ours)).isTrue();
+        assertThat(LogFormat.worthShowing(record(Level.INFO, "serving"))).isTrue();
+    }
 }
