@@ -520,6 +520,12 @@ public final class LvmPool implements Pool {
         String lv = Names.volume(id);
         refuseIfBound(id, lv);
         if (config.thin()) {
+            // Asked first, of device-mapper (one ioctl): lvremove refuses an open LV too, but only
+            // after lvm's retries, some 5 s of the call.
+            if (withDeviceMapper(() -> deviceMapper.openCount(Names.mapperName(config.volumeGroup(), lv)))
+                    .map(count -> count.orElse(0)).orElse(0) > 0) {
+                throw inUse(id);
+            }
             // One lvremove, whose selection holds hearth's tag: an LV of this name that is not a hearth
             // volume is not touched, a missing one is nothing to do, and LVM refuses one in use.
             var result = lvm.tryChange("lvremove", List.of("-f", "-S", "lv_name=" + lv + " && lv_tags={\""
@@ -543,8 +549,7 @@ public final class LvmPool implements Pool {
                     + " is not tagged as a hearth volume; it is left alone");
         }
         if (volume.open()) {
-            throw new StorageException.Precondition("volume " + id + " is in use on this node (mounted or open); "
-                    + "unstage it before deleting");
+            throw inUse(id);
         }
         if (node(Names.realDevice(config.volumeGroup(), lv)) != Node.ABSENT) {
             throw new StorageException.Busy("volume " + id + " is being copied (a snapshot or clone of it is "
@@ -553,6 +558,11 @@ public final class LvmPool implements Pool {
         wipe("volume " + id, lv, volume.sizeBytes());
         change("removing volume " + id, "lvremove", List.of("-f", config.volumeGroup() + "/" + lv));
         blank.clear(id);
+    }
+
+    private static StorageException inUse(VolumeId id) {
+        return new StorageException.Precondition("volume " + id + " is in use on this node (mounted or open); "
+                + "unstage it before deleting");
     }
 
     /**
