@@ -1,6 +1,7 @@
 """Prints test/bench/csi's tables from its results file: one line per measurement, LABEL KEY VALUE,
 LABEL being the driver's run (hearth, floor, hostpath, hearth-image, hearth-1cpu, floor@200, ...).
 Medians throughout; ratios are of the medians of this one run."""
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -16,6 +17,7 @@ for line in open(results):
         except ValueError:
             pass
 have_hostpath = bool(hostpath_name)
+settle = os.environ.get("SETTLE", "12")
 
 
 def med(label, key):
@@ -135,8 +137,13 @@ h, hi, b, p = (med("hearth-again", "rss") or med("hearth", "rss"), med("hearth-i
 row("RSS idle, 2 s after ready (README launcher / image flags; floor: the bare grpc-java server)",
     f"{ms(h, ' MiB')} / {ms(hi, ' MiB')}" if h else "", f"{ms(b, ' MiB')} ({ratio(b, p)} host-path)" if b and p else ms(b, " MiB"),
     ms(p, " MiB"), ratio(hi, b), f"{ratio(h, p)} / {ratio(hi, p)}" if h and p else "")
+h, p = med("hearth-image", "rss.settled"), med("hostpath", "rss")
+row(f"RSS settled: {settle} s after the first lifecycle (image flags; host-path: idle, as above)", ms(h, " MiB"), "",
+    ms(p, " MiB"), "", ratio(h, p))
 h, p = med("hearth-2cpu", "burst.rss"), med("hostpath-2cpu", "burst.rss")
 row(f"RSS after the burst and its deletes (2 CPUs)", ms(h, " MiB"), "", ms(p, " MiB"), "", ratio(h, p))
+h = med("hearth-2cpu", "rss.settled")
+row(f"  same, {settle} s later", ms(h, " MiB"), "", "", "", ratio(h, p))
 for title, key in [("GetCapacity", "many.GetCapacity"), ("ListVolumes in pages of 100 (all pages)", "many.ListVolumes"),
                    ("CreateVolume (1 MiB, filesystem; the lifecycle rows' create is on an empty node)",
                     "many.CreateVolume"),

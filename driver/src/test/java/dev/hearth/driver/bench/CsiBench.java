@@ -165,6 +165,13 @@ public final class CsiBench {
         if (scenarios.contains("hold")) {
             hold(size);
         }
+        if (scenarios.contains("settled")) {
+            // What a driver holds once it has sat idle a while after its work: the start's and the
+            // scenarios' transient memory (the compiler's arenas, buffers freed to malloc) handed
+            // back where the JVM's flags say so. One reading, settle=SECONDS after the last call.
+            Thread.sleep(TimeUnit.SECONDS.toMillis(Long.parseLong(options.getOrDefault("settle", "12"))));
+            print("rss.settled", rssMib());
+        }
         if (scenarios.contains("restart")) {
             stop();
             start("restart");
