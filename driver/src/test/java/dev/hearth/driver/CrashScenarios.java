@@ -128,18 +128,12 @@ abstract class CrashScenarios {
                     assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
                 }, this::deleteAll),
                 new Scenario("nodeStageVolume.withData", () -> {
-                    createNew(vol, ext4);
-                    stage(id(vol), ext4);
-                    write(staging(id(vol)).resolve("data"));
+                    createStagedWithData(vol, ext4);
                     unstage(id(vol));
                 }, stageCall(vol, ext4), answer -> assertThat(read(staging(id(vol)).resolve("data")))
                         .as("the pod's data, never formatted over").isEqualTo(data), this::deleteAll),
-                new Scenario("nodePublishVolume", () -> {
-                    createNew(vol, ext4);
-                    stage(id(vol), ext4);
-                    write(staging(id(vol)).resolve("data"));
-                }, publishCall(vol, ext4), answer -> assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data),
-                        this::deleteAll),
+                new Scenario("nodePublishVolume", () -> createStagedWithData(vol, ext4), publishCall(vol, ext4),
+                        answer -> assertThat(read(target(id(vol)).resolve("data"))).isEqualTo(data), this::deleteAll),
                 new Scenario("nodeUnpublishVolume", () -> {
                     createNew(vol, ext4);
                     stage(id(vol), ext4);
@@ -149,11 +143,7 @@ abstract class CrashScenarios {
                     assertThat(mounted(target(id(vol)))).as("still published").isFalse();
                     assertThat(read(staging(id(vol)).resolve("data"))).isEqualTo(data);
                 }, this::deleteAll),
-                new Scenario("nodeUnstageVolume", () -> {
-                    createNew(vol, ext4);
-                    stage(id(vol), ext4);
-                    write(staging(id(vol)).resolve("data"));
-                }, unstageCall(vol), answer -> {
+                new Scenario("nodeUnstageVolume", () -> createStagedWithData(vol, ext4), unstageCall(vol), answer -> {
                     assertThat(mounted(staging(id(vol)))).as("still staged").isFalse();
                     assertReleased(id(vol));
                     fsck(id(vol));
@@ -404,6 +394,13 @@ abstract class CrashScenarios {
 
     void write(Path file) throws IOException {
         TestData.writeSynced(file, data);
+    }
+
+    /** A new ext4 volume, staged, with the scenarios' data written in it: most node scenarios' start. */
+    void createStagedWithData(String name, VolumeCapability ext4) throws Exception {
+        createNew(name, ext4);
+        stage(id(name), ext4);
+        write(staging(id(name)).resolve("data"));
     }
 
     /** The data written at 8 MiB into a raw block device, and synced. */

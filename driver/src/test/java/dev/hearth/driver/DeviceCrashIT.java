@@ -131,9 +131,7 @@ class DeviceCrashIT {
                     }, this::deleteAll),
                     // The wipe: a kill inside it must leave the disk claimed until a wipe is done.
                     new Scenario("deleteVolume.ext4", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
+                        createStagedWithData(vol, ext4);
                         unstage(id(vol));
                     }, deleteCall(vol), answer -> assertNothingLeft(), this::deleteAll),
                     new Scenario("deleteVolume.block.filled", () -> {

@@ -165,9 +165,7 @@ class FileCrashIT {
                                         DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build());
                             }),
                     new Scenario("deleteVolume.used", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
+                        createStagedWithData(vol, ext4);
                         unstage(id(vol));
                     }, deleteCall(vol),
                             answer -> assertThat(poolFiles()).as("what the pool holds").isEqualTo(basePool),
@@ -179,9 +177,7 @@ class FileCrashIT {
                                 assertThat(Files.size(pool.resolve(id(vol) + ".img"))).isEqualTo(SIZE);
                             }, this::deleteAll),
                     new Scenario("nodeExpandVolume.unstaged.ext4", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
+                        createStagedWithData(vol, ext4);
                         unstage(id(vol));
                     }, expandCall(vol, ext4, GROWN), answer -> {
                         assertThat(answer).isEqualTo("expanded " + GROWN);
@@ -189,9 +185,7 @@ class FileCrashIT {
                     }, this::deleteAll),
                     // The stage after an expansion grows the ext4 before it mounts it (resize2fs offline).
                     new Scenario("nodeStageVolume.afterExpand.ext4", () -> {
-                        createNew(vol, ext4);
-                        stage(id(vol), ext4);
-                        write(staging(id(vol)).resolve("data"));
+                        createStagedWithData(vol, ext4);
                         unstage(id(vol));
                         expandCall(vol, ext4, GROWN).blocking(hearth);
                     }, stageCall(vol, ext4), answer -> {

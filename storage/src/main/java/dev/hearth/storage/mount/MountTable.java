@@ -120,7 +120,6 @@ final class MountTable {
                 && entry.root().equals(MountInfo.bindRoot(devices, device));
     }
 
-
     /**
      * Makes {@code directory} and its parents, for the request path {@code named}. A path that
      * something other than a directory occupies is the request's mistake, and one on a read-only
