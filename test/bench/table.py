@@ -93,15 +93,18 @@ h, p = med("hearth-image", "first"), None
 row("  same, image's JVM flags and class-data archive", ms(h), "", "", ratio(h, f), "")
 
 
-def cpu(label):
-    parts = [med(label, f"first.cpu.{g}") for g in ("handlers", "transport", "jit", "other")]
+def cpu(label, what=""):
+    parts = [med(label, f"first.cpu.{what}{g}") for g in ("handlers", "transport", "jit", "other")]
     return " / ".join(ms(x, "") for x in parts) + " ms" if all(x is not None for x in parts) else ""
 
 
 h, p = cpu("hearth"), cpu("hostpath")
 if h or p:
-    row("  driver CPU in that first lifecycle, in 10 ms ticks: request handlers / gRPC transport / JIT compiler / "
+    row("  driver CPU in that first lifecycle: request handlers / gRPC transport / JIT compiler / "
         "other (host-path's Go threads all count as other)", h, "", p, "", "")
+h, p = cpu("hearth", "wait."), cpu("hostpath", "wait.")
+if h or p:
+    row("  the same threads' time runnable but waiting for a CPU (schedstat)", h, "", p, "", "")
 for cpus in ("2cpu", "1cpu"):
     h99, h50, hs = med(f"hearth-{cpus}", "burst.p99"), med(f"hearth-{cpus}", "burst.p50"), med(f"hearth-{cpus}", "burst.single_p50")
     p99, p50, ps = med(f"hostpath-{cpus}", "burst.p99"), med(f"hostpath-{cpus}", "burst.p50"), med(f"hostpath-{cpus}", "burst.single_p50")

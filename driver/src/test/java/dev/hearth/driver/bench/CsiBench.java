@@ -138,7 +138,10 @@ public final class CsiBench {
             // With firsts=N, the filesystem lifecycles after it too, one by one, up to the Nth: how
             // many a driver needs before it runs at its later pace.
             for (int n = 2; n <= Integer.parseInt(options.getOrDefault("firsts", "1")); n++) {
+                Map<String, Double> then = threadCpuMillis();
                 print("first." + n, lifecycle(true, size).get("total"));
+                String key = "first." + n + ".cpu.";
+                threadCpuMillis().forEach((group, ms) -> print(key + group, ms - then.getOrDefault(group, 0.0)));
             }
         }
         if (scenarios.contains("lifecycle")) {
@@ -344,31 +347,35 @@ public final class CsiBench {
 
     /**
      * The CPU time the driver's threads have used, in milliseconds, by what they do: a JVM's
-     * request handlers (hearth's hearth-rpc threads; a virtual thread's carrier for drivers that use them), its gRPC transport, its JIT compiler, the rest
-     * (GC, VM, a Go driver's threads). From /proc's per-thread clock ticks, so 10 ms granular.
+     * request handlers (hearth's hearth-rpc threads; a virtual thread's carrier for drivers that
+     * use them), its gRPC transport, its JIT compiler, the rest (GC, VM, a Go driver's threads);
+     * and under the same names prefixed {@code wait.}, the time they were runnable but waited for
+     * a CPU. From each thread's schedstat, in nanoseconds (stat's clock ticks are 10 ms, too
+     * coarse for one lifecycle); its stat gives the name.
      */
     private Map<String, Double> threadCpuMillis() throws Exception {
         Map<String, Double> groups = new java.util.TreeMap<>();
-        long tick = 10; // USER_HZ is 100 on every Linux this runs on
         try (var tasks = Files.list(Path.of("/proc", String.valueOf(driver.pid()), "task"))) {
             for (Path task : tasks.toList()) {
                 String stat;
+                String[] sched;
                 try {
                     stat = Files.readString(task.resolve("stat"));
+                    sched = Files.readString(task.resolve("schedstat")).trim().split(" ");
                 } catch (java.io.IOException gone) {
                     continue;
                 }
                 String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-                String[] rest = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                double ms = (Long.parseLong(rest[11]) + Long.parseLong(rest[12])) * (double) tick;
                 String group = name.startsWith("hearth-rpc") || name.startsWith("ForkJoinPool") ? "handlers"
                         : name.startsWith("hearth-grpc") ? "transport"
                         : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? "jit" : "other";
-                groups.merge(group, ms, Double::sum);
+                groups.merge(group, Long.parseLong(sched[0]) / 1e6, Double::sum);
+                groups.merge("wait." + group, Long.parseLong(sched[1]) / 1e6, Double::sum);
             }
         }
         for (String group : List.of("handlers", "transport", "jit", "other")) {
             groups.putIfAbsent(group, 0.0);
+            groups.putIfAbsent("wait." + group, 0.0);
         }
         return groups;
     }
