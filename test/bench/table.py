@@ -117,6 +117,11 @@ for cpus in ("2cpu", "1cpu"):
         f"{ms(p99, '')} / {ms(p50, '')} / {ms(ps)}" if p99 else "",
         f"p99 = {h99 / hs:.1f}x single" if h99 and hs else "",
         f"p99 = {p99 / ps:.1f}x single" if p99 and ps else "")
+h = " / ".join(ms(med("hearth-2cpu", f"burst.cpu.{g}"), "") for g in ("handlers", "transport", "jit", "other"))
+w = med("hearth-2cpu", "burst.cpu.wait.handlers")
+if med("hearth-2cpu", "burst.cpu.handlers") is not None:
+    row(f"  driver CPU in the burst (2 CPUs): request handlers / gRPC transport / JIT compiler / other; "
+        "the handlers' summed wait for a CPU", f"{h} ms; {ms(w)}", "", "", "", "")
 h2, h1 = med("hearth-2cpu", "burst.wall"), med("hearth-1cpu", "burst.wall")
 f2, f1 = med("floor-2cpu", "burst.wall"), med("floor-1cpu", "burst.wall")
 p2, p1 = med("hostpath-2cpu", "burst.wall"), med("hostpath-1cpu", "burst.wall")

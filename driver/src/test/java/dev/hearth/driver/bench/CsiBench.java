@@ -606,6 +606,7 @@ public final class CsiBench {
             }));
         }
         ready.await();
+        Map<String, Double> before = threadCpuMillis();
         long start = System.nanoTime();
         go.countDown();
         List<Double> latencies = new ArrayList<>();
@@ -613,6 +614,7 @@ public final class CsiBench {
             latencies.add(call.get()[0]);
         }
         print("burst.wall", (System.nanoTime() - start) / 1e6);
+        threadCpuMillis().forEach((group, ms) -> print("burst.cpu." + group, ms - before.getOrDefault(group, 0.0)));
         pool.shutdown();
         print("burst.p50", percentile(latencies, 50));
         print("burst.p99", percentile(latencies, 99));
