@@ -26,12 +26,12 @@ final class Accepting {
     private Accepting() {}
 
     @FunctionalInterface
-    interface Accept {
-        Socket next() throws IOException;
+    interface Accept<T> {
+        T next() throws IOException;
     }
 
     /** The next connection from {@code accept}, retried while {@code open} says the socket is. */
-    static Socket retrying(Accept accept, BooleanSupplier open, Object where) throws IOException {
+    static <T> T retrying(Accept<T> accept, BooleanSupplier open, Object where) throws IOException {
         while (true) {
             try {
                 return accept.next();
@@ -73,26 +73,44 @@ final class Accepting {
         }
     }
 
-    /** TCP listening sockets whose accept retries as above. */
+    /** TCP listening sockets whose accept retries as above, and keeps to the limit's connections. */
     static final class TcpFactory extends UnboundSockets {
+
+        private final ConnectionLimit limit;
+
+        TcpFactory(ConnectionLimit limit) {
+            this.limit = limit;
+        }
 
         @Override
         public ServerSocket createServerSocket() throws IOException {
             return new ServerSocket() {
                 @Override
                 public Socket accept() throws IOException {
-                    return retrying(super::accept, () -> !isClosed(), getLocalSocketAddress());
+                    while (true) {
+                        Socket connection = retrying(super::accept, () -> !isClosed(), getLocalSocketAddress());
+                        if (limit.admit(() -> !connection.isClosed())) {
+                            return connection;
+                        }
+                        limit.refuse(connection);
+                    }
                 }
             };
         }
     }
 
-    /** Unix listening sockets ({@link UnixServerSocket}). */
+    /** Unix listening sockets ({@link UnixServerSocket}) that keep to the limit's connections. */
     static final class UnixFactory extends UnboundSockets {
+
+        private final ConnectionLimit limit;
+
+        UnixFactory(ConnectionLimit limit) {
+            this.limit = limit;
+        }
 
         @Override
         public ServerSocket createServerSocket() throws IOException {
-            return new UnixServerSocket();
+            return new UnixServerSocket(limit);
         }
     }
 }

@@ -28,7 +28,7 @@ import javax.net.ServerSocketFactory;
  *
  * <p>The transport is grpc-okhttp's server: blocking sockets, one thread that accepts and one that
  * reads each connection (a node has a handful: the sidecars and the kubelet), in a pool of this
- * server's own. It replaced grpc-netty's (issue 11): for a daemon on every node that answers a few
+ * server's own; at most {@link ConnectionLimit#DEFAULT} connections at once. It replaced grpc-netty's (issue 11): for a daemon on every node that answers a few
  * calls a minute, Netty's event loops, buffer pools and native transport cost more than they give.
  * Side by side on the same services (a bare server answering every call empty, image flags): the
  * socket was up in about half the time, and the process held 8-19 MiB less. A unix socket is the
@@ -72,10 +72,22 @@ public final class GrpcServer implements AutoCloseable {
             List<ServerInterceptor> interceptors,
             Executor executor)
             throws IOException {
+        return start(endpoint, services, interceptors, executor, ConnectionLimit.DEFAULT);
+    }
+
+    /** As {@link #start(Endpoint, List, List, Executor)}, with at most {@code maxConnections} open at once. */
+    static GrpcServer start(
+            Endpoint endpoint,
+            List<ServerServiceDefinition> services,
+            List<ServerInterceptor> interceptors,
+            Executor executor,
+            int maxConnections)
+            throws IOException {
         Objects.requireNonNull(executor, "executor");
+        ConnectionLimit limit = new ConnectionLimit(maxConnections, endpoint);
         return switch (endpoint) {
-            case Endpoint.Unix unix -> startUnix(unix, services, interceptors, executor);
-            case Endpoint.Tcp tcp -> startTcp(tcp, services, interceptors, executor);
+            case Endpoint.Unix unix -> startUnix(unix, services, interceptors, executor, limit);
+            case Endpoint.Tcp tcp -> startTcp(tcp, services, interceptors, executor, limit);
         };
     }
 
@@ -83,7 +95,8 @@ public final class GrpcServer implements AutoCloseable {
             Endpoint.Unix unix,
             List<ServerServiceDefinition> services,
             List<ServerInterceptor> interceptors,
-            Executor executor)
+            Executor executor,
+            ConnectionLimit limit)
             throws IOException {
         SocketFile socket = new SocketFile(unix.path());
         socket.prepare();
@@ -91,7 +104,7 @@ public final class GrpcServer implements AutoCloseable {
         try {
             Server server = build(
                             UnixDomainSocketAddress.of(socket.bindPath()),
-                            new Accepting.UnixFactory(),
+                            new Accepting.UnixFactory(limit),
                             transport,
                             services,
                             interceptors,
@@ -134,13 +147,14 @@ public final class GrpcServer implements AutoCloseable {
             Endpoint.Tcp tcp,
             List<ServerServiceDefinition> services,
             List<ServerInterceptor> interceptors,
-            Executor executor)
+            Executor executor,
+            ConnectionLimit limit)
             throws IOException {
         ExecutorService transport = transportThreads();
         try {
             Server server = build(
                             new InetSocketAddress(tcp.host(), tcp.port()),
-                            new Accepting.TcpFactory(),
+                            new Accepting.TcpFactory(limit),
                             transport,
                             services,
                             interceptors,

@@ -8,6 +8,7 @@ import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 
 /**
  * A listening unix socket as a {@link ServerSocket}, which is what grpc-okhttp's server accepts
@@ -19,10 +20,12 @@ import java.nio.channels.ServerSocketChannel;
 final class UnixServerSocket extends ServerSocket {
 
     private final ServerSocketChannel channel;
+    private final ConnectionLimit limit;
 
-    UnixServerSocket() throws IOException {
+    UnixServerSocket(ConnectionLimit limit) throws IOException {
         // The superclass makes no OS socket until it is bound, and it never is: every use goes here.
         this.channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        this.limit = limit;
     }
 
     @Override
@@ -38,10 +41,19 @@ final class UnixServerSocket extends ServerSocket {
         channel.bind(address, backlog);
     }
 
-    /** The next connection; see {@link Accepting} for what an error does. */
+    /**
+     * The next connection within the limit (one over it is closed at once); see {@link Accepting}
+     * for what an error does.
+     */
     @Override
     public Socket accept() throws IOException {
-        return Accepting.retrying(() -> new UnixSocket(channel.accept()), channel::isOpen, this);
+        while (true) {
+            SocketChannel connection = Accepting.retrying(channel::accept, channel::isOpen, this);
+            if (limit.admit(connection::isOpen)) {
+                return new UnixSocket(connection);
+            }
+            limit.refuse(connection);
+        }
     }
 
     @Override

@@ -84,10 +84,7 @@ class GrpcServerTest {
     @EnumSource(Transport.class)
     void aPeerThatSpeaksNoHttp2OrHangsUpLeavesTheServerServing(Transport transport) throws Exception {
         TestServer server = start(transport.endpoint(dir), TestServices.identity());
-        SocketAddress address = switch (server.server().endpoint()) {
-            case Endpoint.Unix unix -> UnixDomainSocketAddress.of(unix.path());
-            case Endpoint.Tcp tcp -> new InetSocketAddress(tcp.host(), tcp.port());
-        };
+        SocketAddress address = addressOf(server);
 
         try (SocketChannel hangUp = SocketChannel.open(address)) {
             // closed at once
@@ -123,6 +120,87 @@ class GrpcServerTest {
             }
         } finally {
             channels.forEach(ManagedChannel::shutdownNow);
+        }
+    }
+
+    /**
+     * A client that opens connections and keeps them gets no more than the limit: one over it is
+     * closed as soon as it is accepted, the connections already open are served as before, and one
+     * that closes makes room for the next.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aConnectionOverTheLimitIsClosedAtOnceAndTheOpenOnesAreStillServed(Transport transport) throws Exception {
+        TestServer server = TestServer.start(transport.endpoint(dir), List.of(), 4, TestServices.identity());
+        cleanup.add(server);
+        SocketAddress address = addressOf(server);
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME); // the first connection
+        List<SocketChannel> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                held.add(http2Client(address));
+            }
+            for (int i = 0; i < 3; i++) {
+                try (SocketChannel over = SocketChannel.open(address)) {
+                    try {
+                        greet(over);
+                    } catch (IOException closedAlready) {
+                        // the server may close it before the client has written
+                    }
+                    assertThat(CompletableFuture.supplyAsync(() -> readsToTheEnd(over), Thread.ofVirtual()::start))
+                            .as("a connection over the limit of 4 is closed by the server")
+                            .succeedsWithin(Duration.ofSeconds(10));
+                }
+            }
+            assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+        } finally {
+            for (SocketChannel connection : held) {
+                connection.close();
+            }
+        }
+        // The server sees those three go when its readers do; until then a new one may still be refused.
+        waitUntil(() -> {
+            ManagedChannel next = Channels.channelTo(server.server().endpoint());
+            try {
+                return pluginName(next).equals(TestServices.PLUGIN_NAME);
+            } catch (StatusRuntimeException refused) {
+                return false;
+            } finally {
+                next.shutdownNow();
+            }
+        });
+    }
+
+    private static SocketAddress addressOf(TestServer server) {
+        return switch (server.server().endpoint()) {
+            case Endpoint.Unix unix -> UnixDomainSocketAddress.of(unix.path());
+            case Endpoint.Tcp tcp -> new InetSocketAddress(tcp.host(), tcp.port());
+        };
+    }
+
+    /** A connection that has sent what a gRPC client sends first: the HTTP/2 preface and an empty SETTINGS. */
+    private static SocketChannel http2Client(SocketAddress address) throws IOException {
+        SocketChannel connection = SocketChannel.open(address);
+        greet(connection);
+        return connection;
+    }
+
+    private static void greet(SocketChannel connection) throws IOException {
+        byte[] preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        connection.write(ByteBuffer.allocate(preface.length + 9).put(preface).put(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0})
+                .flip());
+    }
+
+    /** Reads until the server closes the connection. */
+    private static boolean readsToTheEnd(SocketChannel connection) {
+        ByteBuffer buffer = ByteBuffer.allocate(4096);
+        try {
+            while (connection.read(buffer.clear()) >= 0) {
+                // what the server said before it closed
+            }
+            return true;
+        } catch (IOException e) {
+            return true; // reset: closed as well
         }
     }
 

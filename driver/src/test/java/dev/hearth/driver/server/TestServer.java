@@ -43,13 +43,20 @@ public final class TestServer implements AutoCloseable {
 
     public static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, BindableService... services)
             throws IOException {
+        return start(endpoint, interceptors, ConnectionLimit.DEFAULT, services);
+    }
+
+    /** A server that keeps at most {@code maxConnections} open at once. */
+    static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, int maxConnections,
+            BindableService... services) throws IOException {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
             GrpcServer server = GrpcServer.start(
                     endpoint,
                     Arrays.stream(services).map(BindableService::bindService).toList(),
                     interceptors,
-                    executor);
+                    executor,
+                    maxConnections);
             return new TestServer(executor, server);
         } catch (IOException | RuntimeException e) {
             executor.shutdownNow();
