@@ -41,6 +41,15 @@ public final class GrpcServer implements AutoCloseable {
     /** How long shutdownNow may take to tear down transports before we stop waiting. */
     private static final Duration FORCED_STOP = Duration.ofSeconds(5);
 
+    /**
+     * The most calls one connection may have open at once, which the server announces in its HTTP/2
+     * settings (SETTINGS_MAX_CONCURRENT_STREAMS; grpc-java's default is no limit). A client's gRPC
+     * holds further calls until one ends, so a provisioner's 100 workers on one connection are
+     * served as before; a client that ignores it has the extra streams refused, which gRPC retries.
+     * With {@link ConnectionLimit#DEFAULT}, it bounds the calls the driver holds in memory at once.
+     */
+    static final int MAX_CALLS_PER_CONNECTION = 256;
+
     /** How long a start waits for the socket to answer its own call before it serves anyway. */
     private static final Duration SELF_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
@@ -180,6 +189,7 @@ public final class GrpcServer implements AutoCloseable {
         OkHttpServerBuilder builder = OkHttpServerBuilder.forPort(address, InsecureServerCredentials.create())
                 .socketFactory(sockets)
                 .transportExecutor(transport)
+                .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
                 .executor(executor);
         services.forEach(builder::addService);
         // ServerBuilder.intercept runs the last added first; callers list the outermost first.

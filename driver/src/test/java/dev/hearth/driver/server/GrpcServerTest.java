@@ -171,6 +171,52 @@ class GrpcServerTest {
         });
     }
 
+    /** The server tells each client how many calls it may have open at once, and one client's many calls all get through. */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void announcesItsLimitOfCallsPerConnectionAndServesMoreCallsThanThatInTurn(Transport transport) throws Exception {
+        TestServer server = start(transport.endpoint(dir), TestServices.identity());
+
+        try (SocketChannel connection = http2Client(addressOf(server))) {
+            assertThat(settingsOf(connection)).containsEntry(0x3, GrpcServer.MAX_CALLS_PER_CONNECTION);
+        }
+        List<CompletableFuture<String>> names = new ArrayList<>();
+        for (int i = 0; i < GrpcServer.MAX_CALLS_PER_CONNECTION + 100; i++) {
+            names.add(CompletableFuture.supplyAsync(() -> pluginName(server.channel()), Thread.ofVirtual()::start));
+        }
+        for (CompletableFuture<String> name : names) {
+            assertThat(name).succeedsWithin(Duration.ofSeconds(30)).isEqualTo(TestServices.PLUGIN_NAME);
+        }
+    }
+
+    /** The parameters of the server's first SETTINGS frame (HTTP/2: a 9-byte header, then 6 bytes a parameter). */
+    private static java.util.Map<Integer, Integer> settingsOf(SocketChannel connection) throws IOException {
+        while (true) {
+            ByteBuffer header = readFully(connection, 9);
+            int length = ((header.get(0) & 0xff) << 16) | ((header.get(1) & 0xff) << 8) | (header.get(2) & 0xff);
+            int type = header.get(3);
+            int flags = header.get(4);
+            ByteBuffer payload = readFully(connection, length);
+            if (type == 0x4 && (flags & 0x1) == 0) {
+                java.util.Map<Integer, Integer> settings = new java.util.HashMap<>();
+                while (payload.remaining() >= 6) {
+                    settings.put(payload.getShort() & 0xffff, payload.getInt());
+                }
+                return settings;
+            }
+        }
+    }
+
+    private static ByteBuffer readFully(SocketChannel connection, int bytes) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(bytes);
+        while (buffer.hasRemaining()) {
+            if (connection.read(buffer) < 0) {
+                throw new IOException("the server closed the connection");
+            }
+        }
+        return buffer.flip();
+    }
+
     private static SocketAddress addressOf(TestServer server) {
         return switch (server.server().endpoint()) {
             case Endpoint.Unix unix -> UnixDomainSocketAddress.of(unix.path());
