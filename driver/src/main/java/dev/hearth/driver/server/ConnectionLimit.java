@@ -2,6 +2,7 @@ package dev.hearth.driver.server;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -28,23 +29,57 @@ final class ConnectionLimit {
     /** The servers' limit: far above what a node's sidecars and kubelet hold, far below what would exhaust a 256 MiB container. */
     static final int DEFAULT = 512;
 
+    /**
+     * How long a new connection may stay silent (not a byte of its HTTP/2 preface) before it is
+     * closed: a gRPC client speaks at once, and a connection that never does would hold one of the
+     * limit's places for good.
+     */
+    static final Duration SILENCE = Duration.ofSeconds(10);
+
     /** At most one warning this often, however many connections are refused. */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
 
     private final int max;
     private final Object where;
+    private final Duration silence;
     private final List<BooleanSupplier> open = new ArrayList<>();
     private long refusedSinceWarning;
     private long lastWarning;
     private boolean warned;
 
-    /** At most {@code max} connections open at once to {@code where} (the endpoint, as the log names it). */
-    ConnectionLimit(int max, Object where) {
+    /**
+     * At most {@code max} connections open at once to {@code where} (the endpoint, as the log names
+     * it), each closed if it says nothing for {@code silence} after it is accepted.
+     */
+    ConnectionLimit(int max, Object where, Duration silence) {
         if (max < 1) {
             throw new IllegalArgumentException("a connection limit must be at least 1, not " + max);
         }
         this.max = max;
         this.where = where;
+        this.silence = silence;
+    }
+
+    /**
+     * Closes {@code connection} once {@link #SILENCE} has passed if {@code spoke} says it has sent
+     * nothing by then. A virtual thread sleeps out the wait: no platform thread per connection.
+     */
+    void closeIfSilent(BooleanSupplier spoke, Closeable connection) {
+        Thread.ofVirtual().name("hearth-silence").start(() -> {
+            try {
+                Thread.sleep(silence);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (!spoke.getAsBoolean()) {
+                LOG.fine(() -> "closing a connection on " + where + " that said nothing for " + silence);
+                try {
+                    connection.close();
+                } catch (IOException e) {
+                    // gone either way
+                }
+            }
+        });
     }
 
     /**

@@ -81,19 +81,23 @@ public final class GrpcServer implements AutoCloseable {
             List<ServerInterceptor> interceptors,
             Executor executor)
             throws IOException {
-        return start(endpoint, services, interceptors, executor, ConnectionLimit.DEFAULT);
+        return start(endpoint, services, interceptors, executor, ConnectionLimit.DEFAULT, ConnectionLimit.SILENCE);
     }
 
-    /** As {@link #start(Endpoint, List, List, Executor)}, with at most {@code maxConnections} open at once. */
+    /**
+     * As {@link #start(Endpoint, List, List, Executor)}, with at most {@code maxConnections} open at
+     * once, and a unix connection closed if it says nothing for {@code silence}.
+     */
     static GrpcServer start(
             Endpoint endpoint,
             List<ServerServiceDefinition> services,
             List<ServerInterceptor> interceptors,
             Executor executor,
-            int maxConnections)
+            int maxConnections,
+            Duration silence)
             throws IOException {
         Objects.requireNonNull(executor, "executor");
-        ConnectionLimit limit = new ConnectionLimit(maxConnections, endpoint);
+        ConnectionLimit limit = new ConnectionLimit(maxConnections, endpoint, silence);
         return switch (endpoint) {
             case Endpoint.Unix unix -> startUnix(unix, services, interceptors, executor, limit);
             case Endpoint.Tcp tcp -> startTcp(tcp, services, interceptors, executor, limit);

@@ -42,15 +42,17 @@ final class UnixServerSocket extends ServerSocket {
     }
 
     /**
-     * The next connection within the limit (one over it is closed at once); see {@link Accepting}
-     * for what an error does.
+     * The next connection within the limit (one over it is closed at once, and one that says nothing
+     * for {@link ConnectionLimit#SILENCE} is closed then); see {@link Accepting} for what an error does.
      */
     @Override
     public Socket accept() throws IOException {
         while (true) {
             SocketChannel connection = Accepting.retrying(channel::accept, channel::isOpen, this);
             if (limit.admit(connection::isOpen)) {
-                return new UnixSocket(connection);
+                UnixSocket socket = new UnixSocket(connection);
+                limit.closeIfSilent(socket::spoke, socket);
+                return socket;
             }
             limit.refuse(connection);
         }

@@ -1,5 +1,6 @@
 package dev.hearth.driver.server;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -25,6 +26,8 @@ final class UnixSocket extends Socket {
 
     private final SocketChannel channel;
     private final InputStream in;
+    // Set by the first byte read, and never cleared: whether the peer has said anything yet.
+    private volatile boolean spoke;
     private final OutputStream out;
     // Read once: the transport names the connection after its peer, and a name must never be null.
     private final SocketAddress local;
@@ -33,7 +36,25 @@ final class UnixSocket extends Socket {
     UnixSocket(SocketChannel channel) throws IOException {
         super((SocketImpl) null); // no OS socket of its own: everything goes to the channel
         this.channel = channel;
-        this.in = Channels.newInputStream(channel);
+        this.in = new FilterInputStream(Channels.newInputStream(channel)) {
+            @Override
+            public int read() throws IOException {
+                int b = super.read();
+                if (b >= 0) {
+                    heard();
+                }
+                return b;
+            }
+
+            @Override
+            public int read(byte[] bytes, int offset, int length) throws IOException {
+                int n = super.read(bytes, offset, length);
+                if (n > 0) {
+                    heard();
+                }
+                return n;
+            }
+        };
         this.out = Channels.newOutputStream(channel);
         this.local = addressOr(channel::getLocalAddress);
         this.remote = addressOr(channel::getRemoteAddress);
@@ -50,6 +71,17 @@ final class UnixSocket extends Socket {
         } catch (IOException e) {
             return UNNAMED; // closed already: the transport will find out when it reads
         }
+    }
+
+    private void heard() {
+        if (!spoke) {
+            spoke = true;
+        }
+    }
+
+    /** Whether the peer has sent anything yet. */
+    boolean spoke() {
+        return spoke;
     }
 
     @Override

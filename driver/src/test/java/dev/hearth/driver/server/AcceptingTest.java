@@ -44,7 +44,7 @@ class AcceptingTest {
     /** The TCP socket the server gets: closing it from another thread ends a waiting accept. */
     @Test
     void closingTheTcpSocketEndsAWaitingAccept() throws Exception {
-        ServerSocket socket = new Accepting.TcpFactory(new ConnectionLimit(ConnectionLimit.DEFAULT, "test")).createServerSocket();
+        ServerSocket socket = new Accepting.TcpFactory(limit()).createServerSocket();
         socket.bind(new InetSocketAddress("127.0.0.1", 0));
         Thread closer = closeSoon(socket);
 
@@ -54,7 +54,7 @@ class AcceptingTest {
 
     @Test
     void closingTheUnixSocketEndsAWaitingAccept(@TempDir Path dir) throws Exception {
-        ServerSocket socket = new Accepting.UnixFactory(new ConnectionLimit(ConnectionLimit.DEFAULT, "test")).createServerSocket();
+        ServerSocket socket = new Accepting.UnixFactory(limit()).createServerSocket();
         socket.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
         assertThat(socket.isBound()).isTrue();
         Thread closer = closeSoon(socket);
@@ -74,5 +74,9 @@ class AcceptingTest {
                 throw new IllegalStateException(e);
             }
         });
+    }
+
+    private static ConnectionLimit limit() {
+        return new ConnectionLimit(ConnectionLimit.DEFAULT, "test", ConnectionLimit.SILENCE);
     }
 }

@@ -10,7 +10,7 @@ class ConnectionLimitTest {
 
     @Test
     void admitsUpToTheLimitThenOnlyAsConnectionsClose() {
-        ConnectionLimit limit = new ConnectionLimit(2, "test");
+        ConnectionLimit limit = new ConnectionLimit(2, "test", ConnectionLimit.SILENCE);
         AtomicBoolean first = new AtomicBoolean(true);
         AtomicBoolean second = new AtomicBoolean(true);
 
@@ -26,7 +26,7 @@ class ConnectionLimitTest {
 
     @Test
     void refusingClosesTheConnection() {
-        ConnectionLimit limit = new ConnectionLimit(1, "test");
+        ConnectionLimit limit = new ConnectionLimit(1, "test", ConnectionLimit.SILENCE);
         AtomicBoolean closed = new AtomicBoolean();
 
         limit.refuse(() -> closed.set(true));
@@ -37,6 +37,6 @@ class ConnectionLimitTest {
 
     @Test
     void aLimitBelowOneIsRefused() {
-        assertThatThrownBy(() -> new ConnectionLimit(0, "test")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ConnectionLimit(0, "test", ConnectionLimit.SILENCE)).isInstanceOf(IllegalArgumentException.class);
     }
 }

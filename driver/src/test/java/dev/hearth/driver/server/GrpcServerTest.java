@@ -131,7 +131,8 @@ class GrpcServerTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void aConnectionOverTheLimitIsClosedAtOnceAndTheOpenOnesAreStillServed(Transport transport) throws Exception {
-        TestServer server = TestServer.start(transport.endpoint(dir), List.of(), 4, TestServices.identity());
+        TestServer server = TestServer.start(transport.endpoint(dir), List.of(), 4, ConnectionLimit.SILENCE,
+                TestServices.identity());
         cleanup.add(server);
         SocketAddress address = addressOf(server);
         assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME); // the first connection
@@ -169,6 +170,44 @@ class GrpcServerTest {
                 next.shutdownNow();
             }
         });
+    }
+
+    /**
+     * A unix connection that says nothing is closed once the silence allowed has passed, so that it
+     * cannot hold a place of the limit for good; one that has spoken stays open past it.
+     */
+    @Test
+    void aConnectionThatSaysNothingIsClosedAfterTheSilenceAllowedAndOneThatSpokeStays() throws Exception {
+        TestServer server = TestServer.start(new Endpoint.Unix(dir.resolve("hearth.sock")), List.of(), 4,
+                Duration.ofMillis(300), TestServices.identity());
+        cleanup.add(server);
+        SocketAddress address = addressOf(server);
+
+        try (SocketChannel silent = SocketChannel.open(address); SocketChannel speaking = http2Client(address)) {
+            assertThat(CompletableFuture.supplyAsync(() -> readsToTheEnd(silent), Thread.ofVirtual()::start))
+                    .as("a silent connection is closed by the server")
+                    .succeedsWithin(Duration.ofSeconds(10));
+            assertThat(settingsOf(speaking)).as("the server answers the one that spoke").isNotEmpty();
+            Thread.sleep(600); // twice the silence allowed
+            speaking.write(ByteBuffer.wrap(new byte[] {0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})); // PING
+            assertThat(settingsOrPingAck(speaking)).as("the one that spoke is still served after the silence allowed")
+                    .isTrue();
+        }
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
+    }
+
+    /** Whether the server answers with a PING ack, skipping its other frames (SETTINGS, its ack, WINDOW_UPDATE). */
+    private static boolean settingsOrPingAck(SocketChannel connection) throws IOException {
+        while (true) {
+            ByteBuffer header = readFully(connection, 9);
+            int length = ((header.get(0) & 0xff) << 16) | ((header.get(1) & 0xff) << 8) | (header.get(2) & 0xff);
+            int type = header.get(3);
+            int flags = header.get(4);
+            readFully(connection, length);
+            if (type == 0x6 && (flags & 0x1) == 0x1) {
+                return true;
+            }
+        }
     }
 
     /** The server tells each client how many calls it may have open at once, and one client's many calls all get through. */

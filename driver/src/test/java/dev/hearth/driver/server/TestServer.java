@@ -5,6 +5,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.ServerInterceptor;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -43,12 +44,12 @@ public final class TestServer implements AutoCloseable {
 
     public static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, BindableService... services)
             throws IOException {
-        return start(endpoint, interceptors, ConnectionLimit.DEFAULT, services);
+        return start(endpoint, interceptors, ConnectionLimit.DEFAULT, ConnectionLimit.SILENCE, services);
     }
 
-    /** A server that keeps at most {@code maxConnections} open at once. */
+    /** A server that keeps at most {@code maxConnections} open at once, and closes a silent unix one after {@code silence}. */
     static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, int maxConnections,
-            BindableService... services) throws IOException {
+            Duration silence, BindableService... services) throws IOException {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
             GrpcServer server = GrpcServer.start(
@@ -56,7 +57,8 @@ public final class TestServer implements AutoCloseable {
                     Arrays.stream(services).map(BindableService::bindService).toList(),
                     interceptors,
                     executor,
-                    maxConnections);
+                    maxConnections,
+                    silence);
             return new TestServer(executor, server);
         } catch (IOException | RuntimeException e) {
             executor.shutdownNow();
