@@ -120,7 +120,7 @@ final class SelfCheck {
         }
     }
 
-    private static ByteBuffer readFully(SocketChannel channel, int bytes) throws IOException {
+    static ByteBuffer readFully(SocketChannel channel, int bytes) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocate(bytes);
         while (buffer.hasRemaining()) {
             if (channel.read(buffer) < 0) {
@@ -144,10 +144,18 @@ final class SelfCheck {
         string(headers, "trailers");
         byte[] block = new byte[headers.flip().remaining()];
         headers.get(block);
-        return ByteBuffer.allocate(CLIENT_PREFACE.length + 2 * FRAME_HEADER + block.length)
+        byte[] preface = preface();
+        return ByteBuffer.allocate(preface.length + FRAME_HEADER + block.length)
+                .put(preface)
+                .put(frame(HEADERS, END_HEADERS | END_STREAM, STREAM, block))
+                .array();
+    }
+
+    /** What a gRPC client sends first on a connection: the HTTP/2 client preface and an empty SETTINGS. */
+    static byte[] preface() {
+        return ByteBuffer.allocate(CLIENT_PREFACE.length + FRAME_HEADER)
                 .put(CLIENT_PREFACE)
                 .put(frame(SETTINGS, 0, 0, new byte[0]))
-                .put(frame(HEADERS, END_HEADERS | END_STREAM, STREAM, block))
                 .array();
     }
 
@@ -167,7 +175,7 @@ final class SelfCheck {
         block.put((byte) bytes.length).put(bytes);
     }
 
-    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
+    static byte[] frame(int type, int flags, int stream, byte[] payload) {
         return ByteBuffer.allocate(FRAME_HEADER + payload.length)
                 .put((byte) (payload.length >>> 16))
                 .putShort((short) payload.length)

@@ -44,6 +44,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 class GrpcServerTest {
 
+    /** HTTP/2 frame types and the flag the tests read in raw frames. */
+    private static final int SETTINGS = 0x4;
+    private static final int PING = 0x6;
+    private static final int ACK = 0x1;
+
     @TempDir
     Path dir;
 
@@ -189,25 +194,20 @@ class GrpcServerTest {
                     .succeedsWithin(Duration.ofSeconds(10));
             assertThat(settingsOf(speaking)).as("the server answers the one that spoke").isNotEmpty();
             Thread.sleep(600); // twice the silence allowed
-            speaking.write(ByteBuffer.wrap(new byte[] {0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})); // PING
-            assertThat(settingsOrPingAck(speaking)).as("the one that spoke is still served after the silence allowed")
+            speaking.write(ByteBuffer.wrap(SelfCheck.frame(PING, 0, 0, new byte[8])));
+            assertThat(answersPing(speaking)).as("the one that spoke is still served after the silence allowed")
                     .isTrue();
         }
         assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
     }
 
-    /** Whether the server answers with a PING ack, skipping its other frames (SETTINGS, its ack, WINDOW_UPDATE). */
-    private static boolean settingsOrPingAck(SocketChannel connection) throws IOException {
-        while (true) {
-            ByteBuffer header = readFully(connection, 9);
-            int length = ((header.get(0) & 0xff) << 16) | ((header.get(1) & 0xff) << 8) | (header.get(2) & 0xff);
-            int type = header.get(3);
-            int flags = header.get(4);
-            readFully(connection, length);
-            if (type == 0x6 && (flags & 0x1) == 0x1) {
-                return true;
-            }
-        }
+    /** Whether the server acknowledges a PING, skipping its other frames (SETTINGS, its ack, WINDOW_UPDATE). */
+    private static boolean answersPing(SocketChannel connection) throws IOException {
+        Frame frame;
+        do {
+            frame = Frame.next(connection);
+        } while (frame.type() != PING || (frame.flags() & ACK) == 0);
+        return true;
     }
 
     /** The server tells each client how many calls it may have open at once, and one client's many calls all get through. */
@@ -228,32 +228,29 @@ class GrpcServerTest {
         }
     }
 
-    /** The parameters of the server's first SETTINGS frame (HTTP/2: a 9-byte header, then 6 bytes a parameter). */
+    /** The parameters of the server's first SETTINGS frame (6 bytes a parameter: its id, its value). */
     private static java.util.Map<Integer, Integer> settingsOf(SocketChannel connection) throws IOException {
-        while (true) {
-            ByteBuffer header = readFully(connection, 9);
-            int length = ((header.get(0) & 0xff) << 16) | ((header.get(1) & 0xff) << 8) | (header.get(2) & 0xff);
-            int type = header.get(3);
-            int flags = header.get(4);
-            ByteBuffer payload = readFully(connection, length);
-            if (type == 0x4 && (flags & 0x1) == 0) {
-                java.util.Map<Integer, Integer> settings = new java.util.HashMap<>();
-                while (payload.remaining() >= 6) {
-                    settings.put(payload.getShort() & 0xffff, payload.getInt());
-                }
-                return settings;
-            }
+        Frame frame;
+        do {
+            frame = Frame.next(connection);
+        } while (frame.type() != SETTINGS || (frame.flags() & ACK) != 0);
+        java.util.Map<Integer, Integer> settings = new java.util.HashMap<>();
+        while (frame.payload().remaining() >= 6) {
+            settings.put(frame.payload().getShort() & 0xffff, frame.payload().getInt());
         }
+        return settings;
     }
 
-    private static ByteBuffer readFully(SocketChannel connection, int bytes) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(bytes);
-        while (buffer.hasRemaining()) {
-            if (connection.read(buffer) < 0) {
-                throw new IOException("the server closed the connection");
-            }
+    /** One HTTP/2 frame as the server sent it: a 9-byte header (length, type, flags, stream), then its payload. */
+    private record Frame(int type, int flags, ByteBuffer payload) {
+
+        static Frame next(SocketChannel connection) throws IOException {
+            ByteBuffer header = SelfCheck.readFully(connection, 9);
+            int length = (header.getShort() & 0xffff) << 8 | header.get() & 0xff;
+            int type = header.get() & 0xff;
+            int flags = header.get() & 0xff;
+            return new Frame(type, flags, SelfCheck.readFully(connection, length));
         }
-        return buffer.flip();
     }
 
     private static SocketAddress addressOf(TestServer server) {
@@ -271,9 +268,7 @@ class GrpcServerTest {
     }
 
     private static void greet(SocketChannel connection) throws IOException {
-        byte[] preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
-        connection.write(ByteBuffer.allocate(preface.length + 9).put(preface).put(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0})
-                .flip());
+        connection.write(ByteBuffer.wrap(SelfCheck.preface()));
     }
 
     /** Reads until the server closes the connection. */
