@@ -170,6 +170,10 @@ class CloneTest extends DriverFixture {
         assertThat(MountInfo.at(original.staging())).get().extracting(MountEntry::fsType).isEqualTo("xfs");
         assertThat(MountInfo.at(copy.staging())).get().extracting(MountEntry::fsType).isEqualTo("xfs");
         assertThat(TestData.sha256(copy.target().resolve("data.bin"))).isEqualTo(sha);
+        // The log replay that made the copy mountable left no mount point behind.
+        try (var replays = Files.list(driver.poolDir().resolve(".xfs-replays"))) {
+            assertThat(replays).isEmpty();
+        }
     }
 
     @Test

@@ -89,7 +89,7 @@ public final class FilePool implements Pool {
         this.snapshots = new FileImages(directory.resolve(SNAPSHOTS), records, allocation::records);
         this.snapshotStore = new FileSnapshots(config.name(), snapshots, allocation, copier, this::volumeContent,
                 ownership == null);
-        this.xfsClones = new XfsClones(new FilesystemIdentity(tools));
+        this.xfsClones = new XfsClones(new FilesystemIdentity(tools), directory);
         this.loops = new LoopAttachments(config.directIo(), ownership != null, loopTable);
         this.ownership = ownership;
     }

@@ -8,9 +8,12 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.storage.fs.FilesystemIdentity;
 import java.io.IOException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Gives a restored or cloned xfs image a UUID of its own, so it mounts beside its source. A copy
@@ -21,13 +24,20 @@ import java.util.List;
 final class XfsClones {
 
     private static final System.Logger LOG = System.getLogger(XfsClones.class.getName());
-    /** The private mount point of a replay, a temporary directory. */
-    private static final String REPLAY_PREFIX = "hearth-xfs-replay-";
+    /**
+     * The directory of the pool's replay mount points, one per image being replayed, named after it.
+     * It is the pool's, so the pool's open (under its lock) can remove what a killed replay left.
+     */
+    static final String REPLAYS = ".xfs-replays";
+    /** Where earlier versions mounted a replay: a temporary directory with this prefix. */
+    private static final String OLD_REPLAY_PREFIX = "hearth-xfs-replay-";
 
     private final FilesystemIdentity identity;
+    private final Path replays;
 
-    XfsClones(FilesystemIdentity identity) {
+    XfsClones(FilesystemIdentity identity, Path poolDirectory) {
         this.identity = identity;
+        this.replays = poolDirectory.resolve(REPLAYS);
     }
 
     /** Renews the UUID if the image holds xfs; any other content is left alone. */
@@ -35,7 +45,7 @@ final class XfsClones {
         if (FilesystemIdentity.xfsUuid(image).isEmpty()) {
             return;
         }
-        replayLog(image);
+        replayLog(image, replays.resolve(image.getFileName()));
         identity.renewXfsUuid(image);
     }
 
@@ -43,7 +53,9 @@ final class XfsClones {
      * Releases what a replay left when its driver was killed in the middle of it: a loop device
      * over a partial image of the pool ({@code <id>.img.part}, perhaps deleted since by the pool's
      * clean-up), and the private mount of it. A partial image is never attached otherwise, so
-     * whatever serves one is a replay's. Run when the pool opens, before anyone can use it.
+     * whatever serves one is a replay's. Then removes the replays' mount points, which a kill
+     * between making one and mounting on it leaves empty: only empty directories that nothing is
+     * mounted on are removed. Run when the pool opens, before anyone can use it.
      */
     static void releaseLeftovers(Path poolDirectory) throws IOException {
         Path directory = poolDirectory.toRealPath();
@@ -60,7 +72,7 @@ final class XfsClones {
                     LOG.log(System.Logger.Level.INFO, "unmounting {0} from {1}, left by an xfs log replay that did"
                             + " not finish", device, mount.mountPoint());
                     Mounts.unmount(mount.mountPoint());
-                    if (mount.mountPoint().getFileName().toString().startsWith(REPLAY_PREFIX)) {
+                    if (mount.mountPoint().getFileName().toString().startsWith(OLD_REPLAY_PREFIX)) {
                         Files.deleteIfExists(mount.mountPoint());
                     }
                 }
@@ -69,23 +81,52 @@ final class XfsClones {
                     + " finish", device, backing);
             Loop.detach(attached.device());
         }
+        removeMountPoints(directory.resolve(REPLAYS));
     }
 
-    private static void replayLog(Path image) throws IOException {
-        Path mountPoint = Files.createTempDirectory(REPLAY_PREFIX);
-        LoopDevice loop = Loop.attach(image, false, false);
-        try {
-            Mounts.mount(loop.path().toString(), mountPoint, "xfs", 0, "nouuid");
-            Mounts.unmount(mountPoint);
-        } finally {
-            try {
-                if (MountInfo.at(mountPoint).isPresent()) {
-                    Mounts.unmount(mountPoint);
-                }
-            } finally {
-                Loop.detach(loop);
-                Files.deleteIfExists(mountPoint);
+    /** Removes the empty mount points a killed replay left; one still mounted on is unmounted first. */
+    private static void removeMountPoints(Path replays) throws IOException {
+        if (!Files.isDirectory(replays, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        List<Path> entries;
+        try (Stream<Path> listed = Files.list(replays)) {
+            entries = listed.toList();
+        }
+        for (Path mountPoint : entries) {
+            if (MountInfo.at(mountPoint).isPresent()) {
+                LOG.log(System.Logger.Level.INFO, "unmounting {0}, left by an xfs log replay that did not finish",
+                        mountPoint);
+                Mounts.unmount(mountPoint);
             }
+            try {
+                Files.deleteIfExists(mountPoint);
+            } catch (DirectoryNotEmptyException e) {
+                // Not a mount point a replay left as it made it: left alone, and said.
+                LOG.log(System.Logger.Level.WARNING, "left {0} in place: it is not empty", mountPoint);
+            }
+        }
+    }
+
+    private static void replayLog(Path image, Path mountPoint) throws IOException {
+        Files.createDirectories(mountPoint.getParent());
+        Files.createDirectories(mountPoint);
+        try {
+            LoopDevice loop = Loop.attach(image, false, false);
+            try {
+                Mounts.mount(loop.path().toString(), mountPoint, "xfs", 0, "nouuid");
+                Mounts.unmount(mountPoint);
+            } finally {
+                try {
+                    if (MountInfo.at(mountPoint).isPresent()) {
+                        Mounts.unmount(mountPoint);
+                    }
+                } finally {
+                    Loop.detach(loop);
+                }
+            }
+        } finally {
+            Files.deleteIfExists(mountPoint);
         }
     }
 }

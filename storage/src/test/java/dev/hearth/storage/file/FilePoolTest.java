@@ -871,8 +871,10 @@ class FilePoolTest {
     /**
      * A driver killed while it replayed the xfs log of a clone left the partial image attached and
      * mounted on its private mount point, and the next start deleted the partial image (FileCrashIT
-     * found the loop device left over a deleted ".img.part"). Opening the pool unmounts and detaches
-     * such leftovers; a volume's own attachment stays.
+     * found the loop device left over a deleted ".img.part"); or it was killed after it made the
+     * mount point and before it mounted on it (CI found such empty directories in /tmp, where the
+     * mount points were then). Opening the pool unmounts, detaches and removes such leftovers; a
+     * volume's own attachment stays, and a directory that is not empty is left alone.
      */
     @Test
     @RequiresRoot
@@ -884,6 +886,11 @@ class FilePoolTest {
         Path serving = pool.attach(volume.id()).device();
         Path mounted = leftover("pvc-clone", true);
         Path attachedOnly = leftover("pvc-clone-2", false);
+        Path replays = dir.resolve("pool").resolve(XfsClones.REPLAYS);
+        Path unmountedPoint = Files.createDirectories(
+                replays.resolve(VolumeId.mint("default", "pvc-clone-3") + ImageFiles.PARTIAL));
+        Path notEmpty = Files.createDirectories(replays.resolve("someone-elses"));
+        Files.writeString(notEmpty.resolve("data"), "kept");
 
         open(64 * MIB, Provisioning.THIN);
 
@@ -895,6 +902,8 @@ class FilePoolTest {
         assertThat(mounted).doesNotExist();
         assertThat(attachedOnly).doesNotExist();
         assertThat(partial).doesNotExist();
+        assertThat(unmountedPoint).doesNotExist();
+        assertThat(notEmpty.resolve("data")).hasContent("kept");
         Path image = image(volume.id()).toRealPath();
         assertThat(Loop.list()).anyMatch(a -> a.device().path().equals(serving) && a.backingFile().equals(image));
     }
@@ -910,7 +919,8 @@ class FilePoolTest {
         new ToolRunner().run(List.of("mkfs.ext4", "-q", "-F", partial.toString()), java.time.Duration.ofMinutes(1));
         detachAllOf(partial);
         LoopDevice loop = Loop.attach(partial, false, false);
-        Path mountPoint = Files.createTempDirectory("hearth-xfs-replay-");
+        Path mountPoint = Files.createDirectories(
+                dir.resolve("pool").resolve(XfsClones.REPLAYS).resolve(partial.getFileName()));
         cleanup.add(() -> {
             if (MountInfo.at(mountPoint).isPresent()) {
                 Mounts.unmount(mountPoint);
