@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiPredicate;
+import java.util.function.LongPredicate;
 
 /**
  * The node's disks, read from {@code /sys/block}, {@code /dev/disk/by-id} and {@code by-path},
@@ -68,10 +69,24 @@ public final class DiskScan {
      * device, a size read even for an unattached loop device).
      */
     public List<Disk> disks(BiPredicate<String, List<Path>> wanted) throws IOException {
-        return disks(MountInfo.read(), wanted);
+        return disks(MountInfo.read(), wanted, size -> true);
+    }
+
+    /**
+     * Every disk of the node of exactly {@code sizeBytes}: where a disk known by its identity (whose
+     * size is part of it) is looked for on the whole node, the other devices are read no further
+     * than their size (one sysfs read each, where a disk takes some 15).
+     */
+    public List<Disk> disksOfSize(long sizeBytes) throws IOException {
+        return disks(MountInfo.read(), (path, links) -> true, size -> size == sizeBytes);
     }
 
     private List<Disk> disks(List<MountEntry> mountTable, BiPredicate<String, List<Path>> wanted) throws IOException {
+        return disks(mountTable, wanted, size -> true);
+    }
+
+    private List<Disk> disks(List<MountEntry> mountTable, BiPredicate<String, List<Path>> wanted,
+            LongPredicate wantedSize) throws IOException {
         Map<String, List<Path>> mounts = new HashMap<>();
         for (MountEntry m : mountTable) {
             mounts.computeIfAbsent(m.major() + ":" + m.minor(), k -> new ArrayList<>()).add(m.mountPoint());
@@ -82,7 +97,7 @@ public final class DiskScan {
         for (String name : names(wanted, links)) {
             Path dir = sysBlock.resolve(name);
             long size = number(dir.resolve("size")) * SECTOR;
-            if (size <= 0) {
+            if (size <= 0 || !wantedSize.test(size)) {
                 continue;
             }
             disks.add(disk(name, dir, size, mounts, swaps, links));

@@ -180,6 +180,25 @@ class DiskScanTest {
     }
 
     @Test
+    void aScanForADiskOfOneSizeReadsNoOtherDeviceBeyondItsSize() throws IOException {
+        device("sdb", "8:16", 2048, 512, 512, 0);
+        device("sdc", "8:32", 4096, 512, 512, 0);
+        link("by-id", "scsi-Same_Size", "sdc");
+        // Devices of other sizes whose attributes cannot be read as a disk's: the whole scan fails on them.
+        write(device("loop9", "7:9", 8192, 512, 512, 0).resolve("dev"), "garbage\n");
+        write(device("loop10", "7:10", 2048 + 1, 512, 512, 0).resolve("dev"), "garbage\n");
+        DiskScan scan = new DiskScan(sys(), root.resolve("dev/disk"), root.resolve("no-swaps"));
+        assertThatThrownBy(scan::disks).hasMessageContaining("not MAJOR:MINOR");
+
+        assertThat(scan.disksOfSize(4096 * 512L)).singleElement().satisfies(disk -> {
+            assertThat(disk.name()).isEqualTo("sdc");
+            assertThat(disk.links()).containsExactly(Path.of("/dev/disk/by-id/scsi-Same_Size"));
+        });
+        assertThat(scan.disksOfSize(2048 * 512L)).extracting(Disk::name).containsExactly("sdb");
+        assertThat(scan.disksOfSize(1024 * 512L)).isEmpty();
+    }
+
+    @Test
     void scansTheRealNode() throws IOException {
         // Whatever this machine has: the scan must read it without error, and every disk it names
         // exists in /sys/block with the size it reports.

@@ -169,7 +169,7 @@ public final class DevicePool implements Pool {
         List<VolumeRecord> all = records.all(name());
         long allocated = all.stream().filter(r -> !r.releasing()).mapToLong(r -> r.volume().sizeBytes()).sum();
         if (!readOnly) {
-            release.resume(all, new NodeDisks(disks)::locate); // a deleted volume's disk that has come back gets its wipe
+            release.resume(all, new NodeDisks(disks)::find); // a deleted volume's disk that has come back gets its wipe
         }
         return new Capacity(allocated + available, allocated, available, largest, smallest);
     }
@@ -468,7 +468,7 @@ public final class DevicePool implements Pool {
                                 : "it is claimed by " + again.describe()));
             }
         }
-        release.resume(all, new NodeDisks(disks())::locate);
+        release.resume(all, new NodeDisks(disks())::find);
         for (DiskClaims.Claim claim : claims.all()) {
             if (claim.pool().equals(name()) && VolumeId.parse(claim.holder()).isPresent()
                     && !recorded.contains(claim.holder())) {
@@ -549,9 +549,33 @@ public final class DevicePool implements Pool {
 
         private final List<Disk> selected;
         private List<Disk> all;
+        private final Map<Long, List<Disk>> bySize = new HashMap<>();
 
         NodeDisks(List<Disk> selected) {
             this.selected = selected;
+        }
+
+        /**
+         * Where the disk is, when only finding it matters (has a deleted volume's disk come back for
+         * its wipe? asked by every GetCapacity while it is away): beyond the selector's disks, only
+         * the node's disks of its size are read, since a disk of another size is never it. The answer
+         * is {@link Located.Found} or {@link Located.Missing}, never {@link Located.Changed}.
+         */
+        Located find(DiskIdentity identity) {
+            if (Located.find(identity, selected) instanceof Located.Found found) {
+                return found;
+            }
+            List<Disk> candidates = all != null ? all : bySize.get(identity.sizeBytes());
+            if (candidates == null) {
+                try {
+                    candidates = scan.disksOfSize(identity.sizeBytes());
+                } catch (IOException e) {
+                    throw new StorageException.Failed("reading the node's disks from sysfs: " + e.getMessage(), e);
+                }
+                bySize.put(identity.sizeBytes(), candidates);
+            }
+            return Located.find(identity, candidates) instanceof Located.Found found ? found
+                    : new Located.Missing(identity);
         }
 
         Located locate(DiskIdentity identity) {

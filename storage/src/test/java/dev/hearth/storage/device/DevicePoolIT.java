@@ -369,6 +369,37 @@ class DevicePoolIT {
         assertThat(pool.orphans()).isEmpty();
     }
 
+    /**
+     * The disk comes back under another name, outside the selector's names (its old one taken by a
+     * device of its size): GetCapacity, which looks for it among the node's disks of its size, finds
+     * it and wipes it, and leaves the device of its old name alone.
+     */
+    @Test
+    void aDeletedVolumesDiskThatComesBackUnderAnotherNameIsWipedThere() throws Exception {
+        LoopDevice disk = loops.disk("disk", 48 * MIB);
+        DevicePool pool = loops.pool(List.of(disk));
+        Volume volume = create(pool, "pvc-1", 0);
+        LoopDisks.fill(disk.path(), 48 * MIB, 9);
+        Loop.detach(disk);
+        pool.delete(volume.id());
+        DiskClaims claims = new DiskClaims(loops.state().resolve("disks"));
+        assertThat(claims.all()).as("the disk owes a wipe").hasSize(1);
+
+        LoopDevice other = loops.disk("other", 48 * MIB);
+        LoopDisks.fill(other.path(), 48 * MIB, 5);
+        LoopDevice back = loops.attach(loops.file("disk"));
+        assertThat(back.path()).isNotEqualTo(disk.path());
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
+        while (!claims.all().isEmpty()) { // the first look at the disks starts its wipe
+            pool.capacity();
+            assertThat(Instant.now()).isBefore(deadline);
+            Thread.sleep(20);
+        }
+        assertThat(firstNonZero(back.path())).isEqualTo(-1);
+        assertThat(pool.orphans()).isEmpty();
+        assertThat(firstNonZero(other.path())).as("the device of its old name, of its size too").isNotEqualTo(-1);
+    }
+
     @Test
     void aSampledDiskIsOfferedButProvenEmptyOnlyByReadingAllOfIt() throws Exception {
         LoopDevice hidden = loops.disk("hidden", 64 * MIB);
