@@ -18,6 +18,11 @@ import java.util.logging.Logger;
  * soon as it is accepted, which its client sees as an unavailable server and retries; the
  * connections already open are not disturbed.
  *
+ * <p>A place held by a connection that has said nothing for a tenth of the silence allowed (1 s: a
+ * gRPC client sends its preface at once) is given to a new one when the count is full: the oldest
+ * such connection is closed to make room. So a flood of silent connections keeps the node's own
+ * clients out for a second, not until the flood's connections time out.
+ *
  * <p>Whether a connection is still open is asked of the connection itself when the count is at the
  * limit, not counted on close: the transport may close a socket through its streams, which no
  * wrapper of ours would see.
@@ -42,10 +47,17 @@ final class ConnectionLimit {
     private final int max;
     private final Object where;
     private final Duration silence;
-    private final List<BooleanSupplier> open = new ArrayList<>();
+    /** How long a connection must have said nothing before its place may go to a new one. */
+    private final long makeRoomAfterNanos;
+    /** The connections counted, oldest first. */
+    private final List<Counted> open = new ArrayList<>();
     private long refusedSinceWarning;
+    private long closedSinceWarning;
     private long lastWarning;
     private boolean warned;
+
+    /** A connection counted: whether it is still open, whether it has spoken, how to close it, and when it came. */
+    private record Counted(BooleanSupplier isOpen, BooleanSupplier spoke, Closeable connection, long admitted) {}
 
     /**
      * At most {@code max} connections open at once to {@code where} (the endpoint, as the log names
@@ -58,6 +70,7 @@ final class ConnectionLimit {
         this.max = max;
         this.where = where;
         this.silence = silence;
+        this.makeRoomAfterNanos = silence.dividedBy(10).toNanos();
     }
 
     /**
@@ -85,28 +98,63 @@ final class ConnectionLimit {
     /**
      * Counts a connection just accepted, whose {@code isOpen} says whether it still is; false if
      * {@code max} connections are open already, in which case the caller closes it with {@link #refuse}.
+     * It is never closed to make room for another (a TCP connection, whose first bytes are not watched).
      */
-    synchronized boolean admit(BooleanSupplier isOpen) {
-        if (open.size() >= max) {
-            open.removeIf(connection -> !connection.getAsBoolean());
+    boolean admit(BooleanSupplier isOpen) {
+        return admit(isOpen, () -> true, () -> {});
+    }
+
+    /**
+     * Counts a connection just accepted, as above; when {@code max} are open already, the oldest one
+     * that has not {@code spoke}n for a tenth of the silence allowed is closed and this one takes its
+     * place. False if there is none, in which case the caller closes this one with {@link #refuse}.
+     */
+    boolean admit(BooleanSupplier isOpen, BooleanSupplier spoke, Closeable connection) {
+        Closeable silent = null;
+        synchronized (this) {
+            long now = System.nanoTime();
+            if (open.size() >= max) {
+                open.removeIf(counted -> !counted.isOpen().getAsBoolean());
+            }
+            if (open.size() >= max) {
+                for (int i = 0; i < open.size() && silent == null; i++) {
+                    Counted counted = open.get(i);
+                    if (now - counted.admitted() < makeRoomAfterNanos) {
+                        break; // the rest came later still
+                    }
+                    if (!counted.spoke().getAsBoolean()) {
+                        silent = open.remove(i).connection();
+                    }
+                }
+                if (silent == null) {
+                    return false;
+                }
+            }
+            open.add(new Counted(isOpen, spoke, connection, now));
         }
-        if (open.size() >= max) {
-            return false;
+        if (silent != null) {
+            closeQuietly(silent);
+            warn(false);
         }
-        open.add(isOpen);
         return true;
     }
 
     /** Closes a connection {@link #admit} did not take, and says so in the log now and then. */
     void refuse(Closeable connection) {
-        try {
-            connection.close();
-        } catch (IOException e) {
-            // it is gone either way
-        }
+        closeQuietly(connection);
+        warn(true);
+    }
+
+    /** Notes a connection refused, or one closed to make room, and logs what was noted at most every 10 s. */
+    private void warn(boolean refusedOne) {
         long refused;
+        long closed;
         synchronized (this) {
-            refusedSinceWarning++;
+            if (refusedOne) {
+                refusedSinceWarning++;
+            } else {
+                closedSinceWarning++;
+            }
             long now = System.nanoTime();
             if (warned && now - lastWarning < WARN_EVERY_NANOS) {
                 return;
@@ -114,11 +162,27 @@ final class ConnectionLimit {
             warned = true;
             lastWarning = now;
             refused = refusedSinceWarning;
+            closed = closedSinceWarning;
             refusedSinceWarning = 0;
+            closedSinceWarning = 0;
         }
-        LOG.warning(() -> "closed " + (refused == 1 ? "a new connection" : refused + " new connections") + " on "
-                + where + ": " + max + " connections are open already, the most hearth keeps at once (a client "
-                + "that opens connections and does not close them?)");
+        LOG.warning(() -> max + " connections are open on " + where + ", the most hearth keeps at once (a client "
+                + "that opens connections and does not close them?): " + (refused == 0 ? ""
+                : "closed " + count(refused, "new connection") + " at once" + (closed == 0 ? "" : ", and "))
+                + (closed == 0 ? "" : "closed " + count(closed, "connection") + " that had said nothing for "
+                + Duration.ofNanos(makeRoomAfterNanos).toMillis() + " ms, to make room"));
+    }
+
+    private static String count(long n, String what) {
+        return n == 1 ? "a " + what : n + " " + what + "s";
+    }
+
+    private static void closeQuietly(Closeable connection) {
+        try {
+            connection.close();
+        } catch (IOException e) {
+            // it is gone either way
+        }
     }
 
     /** How many connections are counted as open (some may have closed since the last look). */

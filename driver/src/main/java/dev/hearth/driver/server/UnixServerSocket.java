@@ -42,15 +42,16 @@ final class UnixServerSocket extends ServerSocket {
     }
 
     /**
-     * The next connection within the limit (one over it is closed at once, and one that says nothing
-     * for {@link ConnectionLimit#SILENCE} is closed then); see {@link Accepting} for what an error does.
+     * The next connection within the limit (one over it is closed at once unless a silent one's place
+     * can be given to it, and one that says nothing for {@link ConnectionLimit#SILENCE} is closed
+     * then); see {@link Accepting} for what an error does.
      */
     @Override
     public Socket accept() throws IOException {
         while (true) {
             SocketChannel connection = Accepting.retrying(channel::accept, channel::isOpen, this);
-            if (limit.admit(connection::isOpen)) {
-                UnixSocket socket = new UnixSocket(connection);
+            UnixSocket socket = new UnixSocket(connection);
+            if (limit.admit(connection::isOpen, socket::spoke, socket)) {
                 limit.closeIfSilent(socket::spoke, socket);
                 return socket;
             }

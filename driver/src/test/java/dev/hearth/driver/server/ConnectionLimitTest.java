@@ -3,6 +3,7 @@ package dev.hearth.driver.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -22,6 +23,39 @@ class ConnectionLimitTest {
         assertThat(limit.admit(() -> true)).as("a third once one has closed").isTrue();
         assertThat(limit.counted()).isEqualTo(2);
         assertThat(limit.admit(() -> true)).isFalse();
+    }
+
+    @Test
+    void aFullCountGivesThePlaceOfTheOldestConnectionThatSaidNothingToANewOne() {
+        ConnectionLimit limit = new ConnectionLimit(3, "test", Duration.ZERO); // places given at once
+        AtomicBoolean firstClosed = new AtomicBoolean();
+        AtomicBoolean secondClosed = new AtomicBoolean();
+        AtomicBoolean thirdClosed = new AtomicBoolean();
+        AtomicBoolean secondSpoke = new AtomicBoolean();
+        assertThat(limit.admit(() -> !firstClosed.get(), () -> false, () -> firstClosed.set(true))).isTrue();
+        assertThat(limit.admit(() -> !secondClosed.get(), secondSpoke::get, () -> secondClosed.set(true))).isTrue();
+        assertThat(limit.admit(() -> !thirdClosed.get(), () -> true, () -> thirdClosed.set(true))).isTrue();
+        secondSpoke.set(true);
+
+        assertThat(limit.admit(() -> true, () -> false, () -> {})).as("a fourth, in the first's place").isTrue();
+        assertThat(firstClosed).as("the first, silent, closed to make room").isTrue();
+        assertThat(secondClosed).isFalse();
+        assertThat(thirdClosed).isFalse();
+        assertThat(limit.counted()).isEqualTo(3);
+        assertThat(limit.admit(() -> true, () -> true, () -> {})).as("a fifth, in the silent fourth's place").isTrue();
+        assertThat(limit.admit(() -> true, () -> true, () -> {})).as("a sixth: all three have spoken").isFalse();
+        assertThat(secondClosed).isFalse();
+        assertThat(thirdClosed).isFalse();
+    }
+
+    @Test
+    void aConnectionSilentForLessThanATenthOfTheSilenceAllowedKeepsItsPlace() {
+        ConnectionLimit limit = new ConnectionLimit(1, "test", ConnectionLimit.SILENCE);
+        AtomicBoolean closed = new AtomicBoolean();
+        assertThat(limit.admit(() -> !closed.get(), () -> false, () -> closed.set(true))).isTrue();
+
+        assertThat(limit.admit(() -> true, () -> false, () -> {})).isFalse();
+        assertThat(closed).isFalse();
     }
 
     @Test

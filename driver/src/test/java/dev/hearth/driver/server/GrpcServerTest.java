@@ -201,6 +201,42 @@ class GrpcServerTest {
         assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME);
     }
 
+    /**
+     * When the count is full, a new connection takes the place of the oldest one that has said
+     * nothing for a tenth of the silence allowed, so that a flood of silent connections does not
+     * keep the node's own clients out until the flood times out; the other silent ones stay.
+     */
+    @Test
+    void aFullCountGivesTheOldestSilentConnectionsPlaceToANewOne() throws Exception {
+        TestServer server = TestServer.start(new Endpoint.Unix(dir.resolve("hearth.sock")), List.of(), 4,
+                ConnectionLimit.SILENCE, TestServices.identity());
+        cleanup.add(server);
+        SocketAddress address = addressOf(server);
+        assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME); // a place, spoken
+        try (SocketChannel oldest = SocketChannel.open(address); SocketChannel second = SocketChannel.open(address);
+                SocketChannel third = SocketChannel.open(address)) {
+            Thread.sleep(ConnectionLimit.SILENCE.dividedBy(10).plusMillis(500).toMillis());
+
+            ManagedChannel next = Channels.channelTo(server.server().endpoint());
+            try {
+                assertThat(pluginName(next)).as("a new client, at once").isEqualTo(TestServices.PLUGIN_NAME);
+            } finally {
+                next.shutdownNow();
+            }
+            assertThat(CompletableFuture.supplyAsync(() -> readsToTheEnd(oldest), Thread.ofVirtual()::start))
+                    .as("the oldest silent connection is closed to make room")
+                    .succeedsWithin(Duration.ofSeconds(5));
+            for (SocketChannel silent : List.of(second, third)) {
+                silent.configureBlocking(false);
+                int read;
+                do {
+                    read = silent.read(ByteBuffer.allocate(4096)); // past the server's SETTINGS, sent at accept
+                } while (read > 0);
+                assertThat(read).as("another silent one is still open").isZero();
+            }
+        }
+    }
+
     /** Whether the server acknowledges a PING, skipping its other frames (SETTINGS, its ack, WINDOW_UPDATE). */
     private static boolean answersPing(SocketChannel connection) throws IOException {
         Frame frame;
