@@ -58,6 +58,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     private final Consumer<VolumeId> deleted;
     private final Pools pools;
     private final String nodeId;
+    /** This node as a volume's accessible topology: a message with a map, built once, not once a volume. */
+    private final dev.hearth.csi.v1.Topology topology;
+    /** A ListVolumes entry's status of a healthy volume, also built once. */
+    private static final ListVolumesResponse.VolumeStatus HEALTHY = listStatus(VolumeCondition.NORMAL);
     private final FilesystemType defaultFsType;
     private final ControllerGetCapabilitiesResponse capabilities;
     private final SnapshotRpcs snapshots;
@@ -81,6 +85,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         this.pools = pools;
         this.deleted = deleted;
         this.nodeId = nodeId;
+        this.topology = Topology.of(nodeId);
         this.defaultFsType = defaultFsType;
         this.snapshots = new SnapshotRpcs(pools);
         ControllerGetCapabilitiesResponse.Builder builder = ControllerGetCapabilitiesResponse.newBuilder();
@@ -203,12 +208,15 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             }
             VolumeCondition condition = listings.get(id.pool()).condition().apply(volume);
             result.addEntries(ListVolumesResponse.Entry.newBuilder().setVolume(toCsi(volume))
-                    .setStatus(ListVolumesResponse.VolumeStatus.newBuilder().setVolumeCondition(
-                            dev.hearth.csi.v1.VolumeCondition.newBuilder().setAbnormal(condition.abnormal())
-                                    .setMessage(condition.message()))));
+                    .setStatus(condition.equals(VolumeCondition.NORMAL) ? HEALTHY : listStatus(condition)));
         }
         response.onNext(result.build());
         response.onCompleted();
+    }
+
+    private static ListVolumesResponse.VolumeStatus listStatus(VolumeCondition condition) {
+        return ListVolumesResponse.VolumeStatus.newBuilder().setVolumeCondition(dev.hearth.csi.v1.VolumeCondition
+                .newBuilder().setAbnormal(condition.abnormal()).setMessage(condition.message())).build();
     }
 
     @Override
@@ -298,7 +306,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                 .setVolumeId(volume.id().toString())
                 .setCapacityBytes(volume.sizeBytes())
                 .putVolumeContext(StorageClassParameters.POOL, volume.id().pool())
-                .addAccessibleTopology(Topology.of(nodeId));
+                .addAccessibleTopology(topology);
         volume.source().ifPresent(source -> csi.setContentSource(switch (source) {
             case VolumeSource.FromSnapshot(SnapshotId id) -> VolumeContentSource.newBuilder().setSnapshot(
                     VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(id.toString())).build();
