@@ -70,7 +70,7 @@ final class ConnectionLimit {
         this.max = max;
         this.where = where;
         this.silence = silence;
-        this.makeRoomAfterNanos = silence.dividedBy(10).toNanos();
+        this.makeRoomAfterNanos = silence.toNanos() / 10;
     }
 
     /**
