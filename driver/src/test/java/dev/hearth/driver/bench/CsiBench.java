@@ -131,17 +131,17 @@ public final class CsiBench {
         stages = node.nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
                 .stream().anyMatch(c -> c.getRpc().getType() == NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
         if (scenarios.contains("first")) {
-            Map<String, Double> before = threadCpuMillis();
+            Map<String, ThreadCpu> before = threadCpu();
             Map<String, Double> first = lifecycle(true, size);
             first.forEach((step, ms) -> print(step.equals("total") ? "first" : "first." + step, ms));
-            threadCpuMillis().forEach((group, ms) -> print("first.cpu." + group, ms - before.getOrDefault(group, 0.0)));
+            threadCpuMillisSince(before).forEach((group, ms) -> print("first.cpu." + group, ms));
             // With firsts=N, the filesystem lifecycles after it too, one by one, up to the Nth: how
             // many a driver needs before it runs at its later pace.
             for (int n = 2; n <= Integer.parseInt(options.getOrDefault("firsts", "1")); n++) {
-                Map<String, Double> then = threadCpuMillis();
+                Map<String, ThreadCpu> then = threadCpu();
                 print("first." + n, lifecycle(true, size).get("total"));
                 String key = "first." + n + ".cpu.";
-                threadCpuMillis().forEach((group, ms) -> print(key + group, ms - then.getOrDefault(group, 0.0)));
+                threadCpuMillisSince(then).forEach((group, ms) -> print(key + group, ms));
             }
         }
         if (scenarios.contains("lifecycle")) {
@@ -345,16 +345,35 @@ public final class CsiBench {
         }
     }
 
+    /** One thread's reading: what it does, and its CPU time and its wait for a CPU so far, in milliseconds. */
+    private record ThreadCpu(String group, double cpu, double waited) {}
+
     /**
-     * The CPU time the driver's threads have used, in milliseconds, by what they do: a JVM's
-     * request handlers (hearth's hearth-rpc threads; a virtual thread's carrier for drivers that
-     * use them), its gRPC transport, its JIT compiler, the rest (GC, VM, a Go driver's threads);
-     * and under the same names prefixed {@code wait.}, the time they were runnable but waited for
-     * a CPU. From each thread's schedstat, in nanoseconds (stat's clock ticks are 10 ms, too
-     * coarse for one lifecycle); its stat gives the name.
+     * The CPU time the driver's threads have used since {@code before}, in milliseconds, by what
+     * they do: a JVM's request handlers (hearth's hearth-rpc threads; a virtual thread's carrier for
+     * drivers that use them), its gRPC transport, its JIT compiler, the rest (GC, VM, a Go driver's
+     * threads); and under the same names prefixed {@code wait.}, the time they were runnable but
+     * waited for a CPU. Each thread's own difference is summed: a thread that ended in between takes
+     * its time with it (subtracting group totals made a group negative), one begun since counts whole.
      */
-    private Map<String, Double> threadCpuMillis() throws Exception {
+    private Map<String, Double> threadCpuMillisSince(Map<String, ThreadCpu> before) throws Exception {
         Map<String, Double> groups = new java.util.TreeMap<>();
+        for (String group : List.of("handlers", "transport", "jit", "other")) {
+            groups.put(group, 0.0);
+            groups.put("wait." + group, 0.0);
+        }
+        threadCpu().forEach((tid, now) -> {
+            ThreadCpu then = before.get(tid);
+            boolean same = then != null && then.group().equals(now.group()) && then.cpu() <= now.cpu();
+            groups.merge(now.group(), now.cpu() - (same ? then.cpu() : 0), Double::sum);
+            groups.merge("wait." + now.group(), now.waited() - (same ? then.waited() : 0), Double::sum);
+        });
+        return groups;
+    }
+
+    /** Each of the driver's threads by its ID, from its schedstat (nanoseconds; stat's clock ticks are 10 ms, too coarse for one lifecycle); its stat gives the name. */
+    private Map<String, ThreadCpu> threadCpu() throws Exception {
+        Map<String, ThreadCpu> threads = new java.util.HashMap<>();
         try (var tasks = Files.list(Path.of("/proc", String.valueOf(driver.pid()), "task"))) {
             for (Path task : tasks.toList()) {
                 String stat;
@@ -369,15 +388,11 @@ public final class CsiBench {
                 String group = name.startsWith("hearth-rpc") || name.startsWith("ForkJoinPool") ? "handlers"
                         : name.startsWith("hearth-grpc") ? "transport"
                         : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? "jit" : "other";
-                groups.merge(group, Long.parseLong(sched[0]) / 1e6, Double::sum);
-                groups.merge("wait." + group, Long.parseLong(sched[1]) / 1e6, Double::sum);
+                threads.put(task.getFileName().toString(), new ThreadCpu(group, Long.parseLong(sched[0]) / 1e6,
+                        Long.parseLong(sched[1]) / 1e6));
             }
         }
-        for (String group : List.of("handlers", "transport", "jit", "other")) {
-            groups.putIfAbsent(group, 0.0);
-            groups.putIfAbsent("wait." + group, 0.0);
-        }
-        return groups;
+        return threads;
     }
 
     private double rssMib() throws Exception {
@@ -606,7 +621,7 @@ public final class CsiBench {
             }));
         }
         ready.await();
-        Map<String, Double> before = threadCpuMillis();
+        Map<String, ThreadCpu> before = threadCpu();
         long start = System.nanoTime();
         go.countDown();
         List<Double> latencies = new ArrayList<>();
@@ -614,7 +629,7 @@ public final class CsiBench {
             latencies.add(call.get()[0]);
         }
         print("burst.wall", (System.nanoTime() - start) / 1e6);
-        threadCpuMillis().forEach((group, ms) -> print("burst.cpu." + group, ms - before.getOrDefault(group, 0.0)));
+        threadCpuMillisSince(before).forEach((group, ms) -> print("burst.cpu." + group, ms));
         pool.shutdown();
         print("burst.p50", percentile(latencies, 50));
         print("burst.p99", percentile(latencies, 99));
