@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -59,6 +60,8 @@ final class WarmUp {
     private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     /** The blank file a stage's probe reads: more than the first and last MiB it reads of a device. */
     private static final long BLANK_BYTES = 4L << 20;
+    /** How often a warm-up that waits for calls at work looks again. */
+    private static final Duration QUIET_POLL = Duration.ofMillis(2);
 
     private WarmUp() {}
 
@@ -68,6 +71,15 @@ final class WarmUp {
      */
     static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal,
             Runnable first) {
+        return start(pools, mounter, gate, stateDir, rehearsal, first, () -> false);
+    }
+
+    /**
+     * As above; each of its steps waits while {@code busy} says calls are at work, which warm their
+     * own paths, so that the warm-up's CPU does not fall on them.
+     */
+    static Thread start(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup rehearsal,
+            Runnable first, BooleanSupplier busy) {
         return Thread.ofPlatform().name("hearth-warm-up").daemon().start(() -> {
             try {
                 Thread.sleep(DELAY);
@@ -79,7 +91,7 @@ final class WarmUp {
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "warm-up: " + e, e);
             }
-            run(pools, mounter, gate, stateDir, rehearsal);
+            run(pools, mounter, gate, stateDir, rehearsal, busy);
         });
     }
 
@@ -101,6 +113,24 @@ final class WarmUp {
 
     /** Returns whether it ran to the end. */
     static boolean run(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup setup) {
+        return run(pools, mounter, gate, stateDir, setup, () -> false);
+    }
+
+    /** Waits while {@code busy}; false if interrupted meanwhile (the driver stops). */
+    private static boolean quiet(BooleanSupplier busy) {
+        while (busy.getAsBoolean()) {
+            try {
+                Thread.sleep(QUIET_POLL);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return !Thread.currentThread().isInterrupted();
+    }
+
+    static boolean run(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup setup,
+            BooleanSupplier busy) {
         long started = System.nanoTime();
         Path blank = stateDir.resolve(".warm-up-blank");
         Path record = stateDir.resolve(".warm-up-record");
@@ -115,8 +145,11 @@ final class WarmUp {
             FileOps.fallocate(blank, 0, BLANK_BYTES); // as a file pool makes an image: reads as zeros
             List<Sample<?>> requests = samples();
             rehearsal = Rehearsal.open(stateDir, setup, mounter);
-            for (int round = 0; round < ROUNDS && !Thread.currentThread().isInterrupted(); round++) {
+            for (int round = 0; round < ROUNDS && quiet(busy); round++) {
                 rehearsal.round();
+                if (!quiet(busy)) {
+                    break;
+                }
                 for (Pool pool : pools.all()) {
                     pool.warmUp();
                 }

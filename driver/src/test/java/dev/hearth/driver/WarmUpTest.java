@@ -19,7 +19,11 @@ import dev.hearth.storage.tool.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -114,6 +118,34 @@ class WarmUpTest {
             assertThat(warmUp.isAlive()).isFalse();
             assertThat(names(state)).as("after %d ms", delay).noneMatch(name -> name.startsWith(".warm-up"));
         }
+    }
+
+    /**
+     * While calls are at work the warm-up waits (they warm their own paths, and its CPU would fall
+     * on them), and goes on once none are; stopped while it waits, it leaves nothing behind.
+     */
+    @Test
+    void waitsWhileCallsAreAtWorkAndGoesOnAfter() throws Exception {
+        AtomicBoolean busy = new AtomicBoolean(true);
+        AtomicInteger asked = new AtomicInteger();
+        CompletableFuture<Boolean> run = CompletableFuture.supplyAsync(() -> WarmUp.run(pools, mounter, gate, state,
+                setup, () -> {
+                    asked.incrementAndGet();
+                    return busy.get();
+                }), Thread.ofPlatform()::start);
+        Thread.sleep(2_000); // a warm-up alone takes a few hundred ms
+
+        assertThat(run).as("waiting while calls are at work").isNotDone();
+        assertThat(asked.get()).isGreaterThan(1);
+        busy.set(false);
+        assertThat(run).succeedsWithin(Duration.ofSeconds(60)).isEqualTo(true);
+        assertThat(names(state)).noneMatch(name -> name.startsWith(".warm-up"));
+
+        Thread waiting = WarmUp.start(pools, mounter, gate, state, setup, () -> {}, () -> true);
+        Thread.sleep(WarmUp.DELAY.toMillis() + 200);
+        WarmUp.stop(waiting);
+        assertThat(waiting.isAlive()).isFalse();
+        assertThat(names(state)).noneMatch(name -> name.startsWith(".warm-up"));
     }
 
     @Test

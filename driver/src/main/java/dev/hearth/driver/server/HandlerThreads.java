@@ -48,6 +48,11 @@ public final class HandlerThreads {
         return executor;
     }
 
+    /** Whether any of {@code handlers}' threads is at work on a call now. */
+    public static boolean atWork(ExecutorService handlers) {
+        return handlers instanceof ThreadPoolExecutor pool && pool.getActiveCount() > 0;
+    }
+
     /**
      * The queue behind the pool, made to grow the pool before it queues: ThreadPoolExecutor offers
      * a call to its queue first and makes a thread only when the queue says no, so this says yes
