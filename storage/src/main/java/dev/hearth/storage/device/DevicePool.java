@@ -535,6 +535,15 @@ public final class DevicePool implements Pool {
         }
     }
 
+    /** Every disk of the node of exactly {@code sizeBytes}, the others read no further than their size. */
+    private List<Disk> disksOfSize(long sizeBytes) {
+        try {
+            return scan.disksOfSize(sizeBytes);
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading the node's disks from sysfs: " + e.getMessage(), e);
+        }
+    }
+
     /** Where the volume's disk is now: among the selector's disks, else (renamed outside the selector's names) anywhere. */
     private Located locate(DiskIdentity identity) {
         return new NodeDisks(disks()).locate(identity);
@@ -565,15 +574,8 @@ public final class DevicePool implements Pool {
             if (Located.find(identity, selected) instanceof Located.Found found) {
                 return found;
             }
-            List<Disk> candidates = all != null ? all : bySize.get(identity.sizeBytes());
-            if (candidates == null) {
-                try {
-                    candidates = scan.disksOfSize(identity.sizeBytes());
-                } catch (IOException e) {
-                    throw new StorageException.Failed("reading the node's disks from sysfs: " + e.getMessage(), e);
-                }
-                bySize.put(identity.sizeBytes(), candidates);
-            }
+            List<Disk> candidates = all != null ? all
+                    : bySize.computeIfAbsent(identity.sizeBytes(), DevicePool.this::disksOfSize);
             return Located.find(identity, candidates) instanceof Located.Found found ? found
                     : new Located.Missing(identity);
         }
