@@ -10,9 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -125,6 +127,14 @@ final class Allocation {
         claims.remove(partial);
         census.forget(partial);
         census.forget(image);
+    }
+
+    /**
+     * Which of {@code images} (paths as strings) exist, from the census's watch: one read of its
+     * events for them all, where asking each file is a syscall apiece. Empty when the watch cannot say.
+     */
+    synchronized Optional<Set<String>> existing(Collection<String> images) {
+        return census.existing(images);
     }
 
     /** Ends a claim whose operation failed or has completed; ending one twice is harmless. */

@@ -7,9 +7,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
 
@@ -98,6 +101,24 @@ final class ImageCensus implements AutoCloseable {
     boolean watching() {
         catchUp();
         return complete;
+    }
+
+    /**
+     * Which of {@code images} (paths as strings) exist, as the watch has seen the directories up to
+     * now (their events read once); empty when the watch cannot say, and the files must be asked.
+     */
+    Optional<Set<String>> existing(Collection<String> images) {
+        catchUp();
+        if (!complete) {
+            return Optional.empty();
+        }
+        Set<String> existing = new HashSet<>();
+        for (String image : images) {
+            if (lengths.containsKey(image)) {
+                existing.add(image);
+            }
+        }
+        return Optional.of(existing);
     }
 
     /** Applies the events queued since the last count; lists the directories where they cannot say what changed. */

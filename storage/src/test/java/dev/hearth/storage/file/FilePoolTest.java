@@ -28,6 +28,7 @@ import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
 import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.VolumeSource;
@@ -443,6 +444,44 @@ class FilePoolTest {
         Files.delete(record);
         assertThat(pool.find(volume.id())).isEmpty();
         assertThat(pool.ids()).isEmpty();
+    }
+
+    /**
+     * A listing (a ListVolumes page) says which volumes' images are missing, removed or moved away
+     * beside the driver, from the pool's watch rather than a syscall per volume, and sees one that
+     * is put back.
+     */
+    @Test
+    void aListingReportsAVolumeWhoseImageIsGoneAsAbnormal() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume kept = pool.create(request("pvc-kept", MIB, 0, THIN));
+        Volume removed = pool.create(request("pvc-removed", MIB, 0, THIN));
+        Volume moved = pool.create(request("pvc-moved", MIB, 0, THIN));
+        Path poolDir = dir.resolve("pool");
+        Path removedImage = poolDir.resolve(removed.id() + ".img");
+        Path movedImage = poolDir.resolve(moved.id() + ".img");
+        Path aside = dir.resolve("aside.img");
+        List<Volume> volumes = List.of(kept, removed, moved);
+        assertThat(pool.listing(volumes.stream().map(Volume::id).toList()).volumes()).hasSize(3);
+
+        Files.delete(removedImage);
+        Files.move(movedImage, aside);
+
+        assertThat(pool.allocation().existing(List.of(removedImage.toString(), movedImage.toString(),
+                poolDir.resolve(kept.id() + ".img").toString()))).as("the watch's answer")
+                .contains(java.util.Set.of(poolDir.resolve(kept.id() + ".img").toString()));
+        var listing = pool.listing(volumes.stream().map(Volume::id).toList());
+        assertThat(listing.volumes()).hasSize(3);
+        assertThat(listing.condition().apply(kept)).isEqualTo(VolumeCondition.NORMAL);
+        assertThat(listing.condition().apply(removed).abnormal()).isTrue();
+        assertThat(listing.condition().apply(removed).message()).isEqualTo(
+                "the volume's image file " + removedImage + " is missing");
+        assertThat(listing.condition().apply(moved).abnormal()).isTrue();
+        assertThat(pool.condition(moved.id()).abnormal()).as("one volume's condition, asked of its file").isTrue();
+
+        Files.move(aside, movedImage);
+        assertThat(pool.listing(List.of(moved.id())).condition().apply(moved)).isEqualTo(VolumeCondition.NORMAL);
+        assertThat(pool.condition(moved.id())).isEqualTo(VolumeCondition.NORMAL);
     }
 
     /** A record changed while the watch lost events is read again: the cache is dropped with the listing. */
