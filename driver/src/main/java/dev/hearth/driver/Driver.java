@@ -138,7 +138,7 @@ public final class Driver implements AutoCloseable {
             // The first lifecycle's read-only paths, run before a request needs them (the JVM's cold code).
             Thread warmUp = WarmUp.start(pools, mounter, gate, settings.stateDir(),
                     new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), grower),
-                    metrics::prepare, () -> HandlerThreads.atWork(handlers));
+                    metrics::prepare, HandlerThreads.activity(handlers));
             return new Driver(server, handlers, pools, metrics, http, warmUp);
         } catch (IOException | RuntimeException e) {
             if (server != null) {

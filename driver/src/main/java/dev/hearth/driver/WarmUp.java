@@ -62,6 +62,13 @@ final class WarmUp {
     private static final long BLANK_BYTES = 4L << 20;
     /** How often a warm-up that waits for calls at work looks again. */
     private static final Duration QUIET_POLL = Duration.ofMillis(2);
+    /**
+     * How long no call must have come before a warm-up that saw one goes on: the calls of a burst or
+     * of a volume's lifecycle come a few ms apart, and a step begun in such a gap put its CPU on
+     * the next calls (24-30 ms of it inside a burst of 64 creates, when it looked only at calls at
+     * work the moment it asked).
+     */
+    static final Duration QUIET_SPAN = Duration.ofMillis(20);
 
     private WarmUp() {}
 
@@ -116,9 +123,20 @@ final class WarmUp {
         return run(pools, mounter, gate, stateDir, setup, () -> false);
     }
 
-    /** Waits while {@code busy}; false if interrupted meanwhile (the driver stops). */
+    /**
+     * Waits while {@code busy}, and once it has been, until it has not been for {@link #QUIET_SPAN};
+     * false if interrupted meanwhile (the driver stops).
+     */
     private static boolean quiet(BooleanSupplier busy) {
-        while (busy.getAsBoolean()) {
+        long quietSince = 0; // 0: no call seen in this wait, go on at the first quiet look
+        boolean seen = false;
+        while (true) {
+            if (busy.getAsBoolean()) {
+                seen = true;
+                quietSince = System.nanoTime();
+            } else if (!seen || System.nanoTime() - quietSince >= QUIET_SPAN.toNanos()) {
+                return !Thread.currentThread().isInterrupted();
+            }
             try {
                 Thread.sleep(QUIET_POLL);
             } catch (InterruptedException e) {
@@ -126,7 +144,6 @@ final class WarmUp {
                 return false;
             }
         }
-        return !Thread.currentThread().isInterrupted();
     }
 
     static boolean run(Pools pools, Mounter mounter, HostGate gate, Path stateDir, Rehearsal.Setup setup,
@@ -153,9 +170,15 @@ final class WarmUp {
                 for (Pool pool : pools.all()) {
                     pool.warmUp();
                 }
+                if (!quiet(busy)) {
+                    break;
+                }
                 mounter.warmUp(blank);
                 AtomicFiles.write(record, "a volume's record is written like this one\n");
                 Files.delete(record);
+                if (!quiet(busy)) {
+                    break;
+                }
                 for (Sample<?> request : requests) {
                     request.handle(gate);
                 }

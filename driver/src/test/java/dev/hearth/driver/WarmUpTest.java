@@ -148,6 +148,25 @@ class WarmUpTest {
         assertThat(names(state)).noneMatch(name -> name.startsWith(".warm-up"));
     }
 
+    /**
+     * Calls that come a few ms apart (a burst, a volume's lifecycle) keep the warm-up waiting though
+     * none is at work at most of its looks; it goes on once they have stopped for its quiet span.
+     */
+    @Test
+    void callsAFewMillisecondsApartKeepItWaiting() throws Exception {
+        AtomicBoolean calls = new AtomicBoolean(true);
+        AtomicInteger asked = new AtomicInteger();
+        CompletableFuture<Boolean> run = CompletableFuture.supplyAsync(() -> WarmUp.run(pools, mounter, gate, state,
+                setup, () -> calls.get() && asked.incrementAndGet() % 4 == 0), Thread.ofPlatform()::start);
+        Thread.sleep(2_000);
+
+        assertThat(run).as("waiting while calls keep coming").isNotDone();
+        assertThat(asked.get()).as("looks at the calls").isGreaterThan(20);
+        calls.set(false);
+        assertThat(run).succeedsWithin(Duration.ofSeconds(60)).isEqualTo(true);
+        assertThat(names(state)).noneMatch(name -> name.startsWith(".warm-up"));
+    }
+
     @Test
     void aStateDirectoryItCannotWriteEndsItQuietly() {
         Path gone = dir.resolve("no-such-state");

@@ -6,6 +6,8 @@ import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * The threads the RPC handlers run on: platform threads, made as calls come in and kept a while
@@ -48,9 +50,20 @@ public final class HandlerThreads {
         return executor;
     }
 
-    /** Whether any of {@code handlers}' threads is at work on a call now. */
-    public static boolean atWork(ExecutorService handlers) {
-        return handlers instanceof ThreadPoolExecutor pool && pool.getActiveCount() > 0;
+    /**
+     * Says, each time it is asked, whether {@code handlers} had work since it was last asked: a call
+     * at work now, or one handed to them in between (begun and done between two asks, which a look
+     * at the threads at work alone misses); the first ask, since this was made.
+     */
+    public static BooleanSupplier activity(ExecutorService handlers) {
+        if (!(handlers instanceof ThreadPoolExecutor pool)) {
+            return () -> false;
+        }
+        AtomicLong seen = new AtomicLong(pool.getTaskCount());
+        return () -> {
+            long handed = pool.getTaskCount();
+            return seen.getAndSet(handed) != handed | pool.getActiveCount() > 0;
+        };
     }
 
     /**

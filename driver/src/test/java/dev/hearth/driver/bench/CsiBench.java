@@ -386,7 +386,8 @@ public final class CsiBench {
                 }
                 String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
                 String group = name.startsWith("hearth-rpc") || name.startsWith("ForkJoinPool") ? "handlers"
-                        : name.startsWith("hearth-grpc") ? "transport"
+                        // grpc-okhttp names a connection's reading thread after its class (cut to 15 characters)
+                        : name.startsWith("hearth-grpc") || name.startsWith("OkHttpServerTra") ? "transport"
                         : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? "jit" : "other";
                 threads.put(task.getFileName().toString(), new ThreadCpu(group, Long.parseLong(sched[0]) / 1e6,
                         Long.parseLong(sched[1]) / 1e6));

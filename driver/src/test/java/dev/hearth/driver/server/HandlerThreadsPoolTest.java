@@ -101,6 +101,47 @@ class HandlerThreadsPoolTest {
         assertThat(pool.submit(() -> "later").get(10, TimeUnit.SECONDS)).isEqualTo("later");
     }
 
+    /**
+     * What the warm-up asks before each of its steps: whether calls came since it last asked, one
+     * at work as it asks or one begun and done in between alike; nothing since, no.
+     */
+    @Test
+    void activitySaysWhetherCallsCameSinceItWasLastAsked() throws Exception {
+        pool = HandlerThreads.create(4, Duration.ofSeconds(30));
+        pool.submit(() -> {}).get(10, TimeUnit.SECONDS);
+        awaitIdle(pool);
+        java.util.function.BooleanSupplier activity = HandlerThreads.activity(pool);
+
+        assertThat(activity.getAsBoolean()).as("nothing since it was made").isFalse();
+        pool.submit(() -> {}).get(10, TimeUnit.SECONDS);
+        awaitIdle(pool); // its thread done with it, not only its result given
+        assertThat(activity.getAsBoolean()).as("a call begun and done since").isTrue();
+        assertThat(activity.getAsBoolean()).as("nothing since the last ask").isFalse();
+
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        Future<?> atWork = pool.submit(() -> {
+            started.countDown();
+            release.await();
+            return null;
+        });
+        started.await();
+        assertThat(activity.getAsBoolean()).isTrue();
+        assertThat(activity.getAsBoolean()).as("still at work").isTrue();
+        release.countDown();
+        atWork.get(10, TimeUnit.SECONDS);
+        awaitIdle(pool);
+        activity.getAsBoolean(); // may have seen it at work last
+        assertThat(activity.getAsBoolean()).isFalse();
+    }
+
+    private static void awaitIdle(ExecutorService pool) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (((ThreadPoolExecutor) pool).getActiveCount() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+    }
+
     @Test
     void aStoppedPoolTakesNoCall() {
         pool = HandlerThreads.create(2, Duration.ofSeconds(30));
