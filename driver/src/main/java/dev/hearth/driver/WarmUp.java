@@ -93,6 +93,9 @@ final class WarmUp {
             } catch (InterruptedException e) {
                 return;
             }
+            if (!quiet(busy)) {
+                return;
+            }
             try {
                 first.run();
             } catch (RuntimeException e) {
@@ -153,6 +156,9 @@ final class WarmUp {
         Path record = stateDir.resolve(".warm-up-record");
         Rehearsal rehearsal = null;
         try {
+            if (!quiet(busy)) {
+                return false;
+            }
             LibcLinks.linkAll(); // the start linked only what it needed
             // Replaces what a driver killed in its warm-up left.
             Files.deleteIfExists(record.resolveSibling(record.getFileName() + ".tmp"));
