@@ -168,25 +168,32 @@ final class WarmUp {
             FileOps.fallocate(blank, 0, BLANK_BYTES); // as a file pool makes an image: reads as zeros
             List<Sample<?>> requests = samples();
             rehearsal = Rehearsal.open(stateDir, setup, mounter);
-            for (int round = 0; round < ROUNDS && quiet(busy); round++) {
-                rehearsal.round();
-                if (!quiet(busy)) {
-                    break;
-                }
-                for (Pool pool : pools.all()) {
-                    pool.warmUp();
-                }
-                if (!quiet(busy)) {
-                    break;
-                }
-                mounter.warmUp(blank);
-                AtomicFiles.write(record, "a volume's record is written like this one\n");
-                Files.delete(record);
-                if (!quiet(busy)) {
-                    break;
-                }
-                for (Sample<?> request : requests) {
-                    request.handle(gate);
+            Rehearsal scratch = rehearsal;
+            // Each step waits for quiet first: calls come first, and a step is not cut short.
+            List<Step> steps = List.of(
+                    scratch::round,
+                    () -> {
+                        for (Pool pool : pools.all()) {
+                            pool.warmUp();
+                        }
+                    },
+                    () -> {
+                        mounter.warmUp(blank);
+                        AtomicFiles.write(record, "a volume's record is written like this one\n");
+                        Files.delete(record);
+                    },
+                    () -> {
+                        for (Sample<?> request : requests) {
+                            request.handle(gate);
+                        }
+                    });
+            rounds:
+            for (int round = 0; round < ROUNDS; round++) {
+                for (Step step : steps) {
+                    if (!quiet(busy)) {
+                        break rounds;
+                    }
+                    step.run();
                 }
             }
             if (Thread.currentThread().isInterrupted()) {
@@ -216,6 +223,12 @@ final class WarmUp {
                 LOG.log(Level.FINE, "warm-up: its scratch pool stays until the next start: " + e, e);
             }
         }
+    }
+
+    /** One step of a warm-up round. */
+    @FunctionalInterface
+    private interface Step {
+        void run() throws IOException;
     }
 
     /** A request as the wire brings it, and its parser. */

@@ -62,7 +62,7 @@ public final class HandlerThreads {
         AtomicLong seen = new AtomicLong(pool.getTaskCount());
         return () -> {
             long handed = pool.getTaskCount();
-            return seen.getAndSet(handed) != handed | pool.getActiveCount() > 0;
+            return seen.getAndSet(handed) != handed || pool.getActiveCount() > 0;
         };
     }
 

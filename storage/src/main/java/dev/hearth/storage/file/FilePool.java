@@ -371,17 +371,16 @@ public final class FilePool implements Pool {
     @Override
     public Listing listing(java.util.Collection<VolumeId> ids) {
         List<Volume> found = ids.stream().flatMap(id -> find(id).stream()).toList();
-        Map<VolumeId, Path> images = new java.util.HashMap<>();
-        found.forEach(volume -> images.put(volume.id(), ImageFiles.of(directory, volume.id()).image()));
-        Optional<Set<String>> existing = allocation.existing(
-                images.values().stream().map(Path::toString).toList());
+        Map<VolumeId, String> images = new java.util.HashMap<>();
+        found.forEach(volume -> images.put(volume.id(), ImageFiles.of(directory, volume.id()).image().toString()));
+        Optional<Set<String>> existing = allocation.existing(images.values());
         return new Listing(found, volume -> {
-            Path image = images.get(volume.id());
+            String image = images.get(volume.id());
             if (image == null) {
                 return imageCondition(volume.id()); // not one of this listing's
             }
-            boolean there = existing.isPresent() ? existing.get().contains(image.toString()) : Files.exists(image);
-            return there ? VolumeCondition.NORMAL : missingImage(image);
+            boolean there = existing.map(names -> names.contains(image)).orElseGet(() -> Files.exists(Path.of(image)));
+            return there ? VolumeCondition.NORMAL : missingImage(Path.of(image));
         });
     }
 
