@@ -40,7 +40,7 @@ final class PoolReport {
         Optional<FsStats> fs = statvfs(config);
         StringBuilder text = new StringBuilder(config.name()).append(" (kind file, dir ").append(config.directory());
         String reserve = "reserve " + config.reserve()
-                + (config.reserve().percent().signum() > 0 && fs.isPresent()
+                + (config.reserve().isShare() && fs.isPresent()
                         ? " = " + Quantity.format(config.reserve().bytesOf(fs.get().totalBytes())) : "");
         if (config.capacityBytes() > 0) {
             text.append(", capacity ").append(Quantity.format(config.capacityBytes())).append(", ").append(reserve);
@@ -78,7 +78,7 @@ final class PoolReport {
         return Optional.of("pool '" + config.name() + "': capacity " + Quantity.format(config.capacityBytes())
                 + " is more than its filesystem can give: " + config.directory() + " is on a filesystem of "
                 + Quantity.format(total) + ", which less the reserve kept free (" + config.reserve()
-                + (config.reserve().percent().signum() > 0 ? " = " + Quantity.format(total - usable) : "")
+                + (config.reserve().isShare() ? " = " + Quantity.format(total - usable) : "")
                 + ") leaves " + Quantity.format(usable) + "; " + consequence);
     }
 

@@ -4,8 +4,6 @@ import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.Quantity;
 import dev.hearth.storage.VolumeId;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -84,62 +82,98 @@ public record FilePoolConfig(String name, Path directory, long capacityBytes, Re
      * images on the node's root filesystem, {@code imagefs.available<15%} puts the node into
      * DiskPressure. A pool on a disk of its own can do with less.
      */
-    public record Reserve(long bytes, BigDecimal percent) {
+    public record Reserve(long bytes, long microPercent) {
 
-        // Before the constants below: their construction reads it.
-        private static final BigDecimal HUNDRED = BigDecimal.valueOf(100);
+        /** 100% in {@link #microPercent}'s unit, a millionth of a percent. */
+        private static final long WHOLE = 100_000_000;
+        private static final int FRACTION_DIGITS = 6;
 
-        public static final Reserve NONE = new Reserve(0, BigDecimal.ZERO);
-        public static final Reserve DEFAULT = new Reserve(0, BigDecimal.valueOf(15));
+        public static final Reserve NONE = new Reserve(0, 0);
+        public static final Reserve DEFAULT = new Reserve(0, 15 * WHOLE / 100);
 
+        // Plain long arithmetic rather than BigDecimal: BigDecimal's class initialisation alone took
+        // 10-15 ms of the daemon's start, before the socket was up (issue 11).
         public Reserve {
-            Objects.requireNonNull(percent, "percent");
-            if (bytes < 0 || percent.signum() < 0 || percent.compareTo(HUNDRED) >= 0) {
+            if (bytes < 0 || microPercent < 0 || microPercent >= WHOLE) {
                 throw new IllegalArgumentException("a reserve is a size or a percentage from 0 to below 100");
             }
-            if (bytes > 0 && percent.signum() > 0) {
+            if (bytes > 0 && microPercent > 0) {
                 throw new IllegalArgumentException("a reserve is a size or a percentage, not both");
             }
-            percent = percent.stripTrailingZeros();
         }
 
-        /** {@code 10Gi}, {@code 0} or {@code 15%} (a fraction such as {@code 2.5%} too). */
+        /** {@code 10Gi}, {@code 0} or {@code 15%} (a fraction such as {@code 2.5%} too, to 6 decimals). */
         public static Reserve parse(String text) {
             String value = text.strip();
             String form = "'" + text + "' is neither a size nor a percentage; write e.g. 10Gi, 0 or 15%";
             if (!value.endsWith("%")) {
                 try {
-                    return new Reserve(Quantity.parse(value), BigDecimal.ZERO);
+                    return new Reserve(Quantity.parse(value), 0);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException(form);
                 }
             }
-            BigDecimal percent;
-            try {
-                percent = new BigDecimal(value.substring(0, value.length() - 1).strip());
-            } catch (NumberFormatException e) {
+            long micro = microPercent(value.substring(0, value.length() - 1).strip());
+            if (micro == -1) {
                 throw new IllegalArgumentException(form);
             }
-            if (percent.signum() < 0 || percent.compareTo(HUNDRED) >= 0) {
+            if (micro >= WHOLE) {
                 throw new IllegalArgumentException("a reserve of '" + text + "' is not from 0% to below 100%");
             }
-            return new Reserve(0, percent);
+            return new Reserve(0, micro);
         }
 
-        /** The bytes held back on a filesystem of {@code filesystemBytes}. */
+        /** {@code digits[.digits]} in millionths, at most {@link #WHOLE}; -1 if it is no such number. */
+        private static long microPercent(String number) {
+            int dot = number.indexOf('.');
+            String whole = dot < 0 ? number : number.substring(0, dot);
+            String fraction = dot < 0 ? "" : number.substring(dot + 1);
+            if (whole.isEmpty() && fraction.isEmpty() || !digits(whole) || !digits(fraction)
+                    || fraction.length() > FRACTION_DIGITS) {
+                return -1;
+            }
+            int leadingZeros = 0;
+            while (leadingZeros < whole.length() && whole.charAt(leadingZeros) == '0') {
+                leadingZeros++;
+            }
+            if (whole.length() - leadingZeros > 3) {
+                return WHOLE; // 1000% and more: out of range, said as such
+            }
+            long micro = whole.isEmpty() ? 0 : Long.parseLong(whole) * 1_000_000;
+            return micro + (fraction.isEmpty() ? 0 : Long.parseLong((fraction + "000000").substring(0, FRACTION_DIGITS)));
+        }
+
+        private static boolean digits(String text) {
+            return text.chars().allMatch(c -> c >= '0' && c <= '9');
+        }
+
+        /** Whether it is a share of the filesystem rather than a size. */
+        public boolean isShare() {
+            return microPercent > 0;
+        }
+
+        /** The bytes held back on a filesystem of {@code filesystemBytes}, a share rounded up to the byte. */
         public long bytesOf(long filesystemBytes) {
-            if (percent.signum() == 0) {
+            if (microPercent == 0) {
                 return bytes;
             }
-            return BigDecimal.valueOf(filesystemBytes).multiply(percent).divide(HUNDRED, 0, RoundingMode.UP)
-                    .longValueExact();
+            // filesystemBytes * microPercent / WHOLE, rounded up, without overflow: the remainder's
+            // product is below WHOLE squared (10^16).
+            long quotient = filesystemBytes / WHOLE;
+            long remainder = filesystemBytes % WHOLE;
+            return quotient * microPercent + Math.ceilDiv(remainder * microPercent, WHOLE);
         }
 
-        /** As the pool spec writes it: {@code 15%}, {@code 10.0 GiB} or {@code 0}. */
+        /** As the pool spec writes it: {@code 15%}, {@code 2.5%}, {@code 10.0 GiB} or {@code 0}. */
         @Override
         public String toString() {
-            if (percent.signum() > 0) {
-                return percent.toPlainString() + "%";
+            if (microPercent > 0) {
+                String fraction = Long.toString(1_000_000 + microPercent % 1_000_000).substring(1);
+                int end = fraction.length();
+                while (end > 0 && fraction.charAt(end - 1) == '0') {
+                    end--;
+                }
+                return microPercent / 1_000_000 + (end == 0 ? "" : "." + fraction.substring(0, end)) + "%";
             }
             return bytes == 0 ? "0" : Quantity.format(bytes);
         }

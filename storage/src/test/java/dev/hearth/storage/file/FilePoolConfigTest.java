@@ -25,7 +25,8 @@ class FilePoolConfigTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"15%,100,15", "15 %,200,30", "2.5%,100,2.5", "0%,100,0", "99.9%,1000,999"})
+    @CsvSource({"15%,100,15", "15 %,200,30", "2.5%,100,2.5", "0%,100,0", "99.9%,1000,999", ".5%,200,1", "015%,100,15",
+            "99.999999%,100000000,99999999"})
     void aReserveIsAShareOfTheFilesystem(String text, long filesystemGib, double reservedGib) {
         Reserve reserve = Reserve.parse(text);
 
@@ -37,11 +38,29 @@ class FilePoolConfigTest {
         assertThat(Reserve.parse("15%").bytesOf(101)).isEqualTo(16);
         assertThat(Reserve.parse("15%")).hasToString("15%");
         assertThat(Reserve.parse("2.50%")).hasToString("2.5%");
+        assertThat(Reserve.parse("0.000001%")).hasToString("0.000001%");
+        assertThat(Reserve.parse("12.345%")).hasToString("12.345%");
         assertThat(Reserve.DEFAULT).isEqualTo(Reserve.parse("15%"));
+        assertThat(Reserve.DEFAULT).hasToString("15%");
+    }
+
+    @Test
+    void aShareOfTheLargestFilesystemsDoesNotOverflow() {
+        assertThat(Reserve.parse("15%").bytesOf(Long.MAX_VALUE)).isEqualTo(exactShare(Long.MAX_VALUE, "15"));
+        assertThat(Reserve.parse("99.999999%").bytesOf(Long.MAX_VALUE))
+                .isEqualTo(exactShare(Long.MAX_VALUE, "99.999999"));
+        assertThat(Reserve.parse("2.5%").bytesOf((1L << 62) + 7)).isEqualTo(exactShare((1L << 62) + 7, "2.5"));
+        assertThat(Reserve.parse("0.000001%").bytesOf(1)).as("any share of a byte rounds up to it").isEqualTo(1);
+    }
+
+    private static long exactShare(long filesystemBytes, String percent) {
+        return new java.math.BigDecimal(filesystemBytes).multiply(new java.math.BigDecimal(percent))
+                .divide(java.math.BigDecimal.valueOf(100), 0, java.math.RoundingMode.UP).longValueExact();
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"lots", "%", "-1%", "100%", "150%", "ten%", "1.5Gi"})
+    @ValueSource(strings = {"lots", "%", "-1%", "100%", "150%", "ten%", "1.5Gi", ".%", "1.2.3%", "1e1%", "+5%",
+            "0.0000001%", "100.0%", "0100%", "99999999999999999999999%", "1,5%"})
     void anythingElseIsRefusedSayingWhatAReserveIs(String text) {
         assertThatThrownBy(() -> Reserve.parse(text)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(text);
