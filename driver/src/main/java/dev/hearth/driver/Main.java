@@ -17,6 +17,18 @@ public final class Main {
     /** The subcommands, in the order the help lists them. */
     private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
 
+    /** picocli's system property: the built-in converters it does not register (regular expressions). */
+    static final String CONVERTER_EXCLUDES = "picocli.converters.excludes";
+
+    static {
+        // Each CommandLine registers a converter for every java.time and java.sql type, loading
+        // and initialising each class (java.time.MonthDay builds a formatter): 10-20 ms of every
+        // start (issue 11). No option here takes one: the durations have a converter of their own.
+        if (System.getProperty(CONVERTER_EXCLUDES) == null) {
+            System.setProperty(CONVERTER_EXCLUDES, "java\\.(time|sql)\\..*");
+        }
+    }
+
     public static void main(String[] args) {
         System.exit(commandLine(args).execute(args));
     }
