@@ -1,6 +1,8 @@
 package dev.hearth.driver.server;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -73,7 +75,11 @@ final class Accepting {
         }
     }
 
-    /** TCP listening sockets whose accept retries as above, and keeps to the limit's connections. */
+    /**
+     * TCP listening sockets whose accept retries as above, and keeps to the limit's connections: as
+     * on the unix socket, a connection that says nothing for the silence allowed is closed, and the
+     * oldest silent one makes room for a new one when the count is full.
+     */
     static final class TcpFactory extends UnboundSockets {
 
         private final ConnectionLimit limit;
@@ -88,14 +94,60 @@ final class Accepting {
                 @Override
                 public Socket accept() throws IOException {
                     while (true) {
-                        Socket connection = retrying(super::accept, () -> !isClosed(), getLocalSocketAddress());
-                        if (limit.admit(() -> !connection.isClosed())) {
+                        HeardSocket connection = retrying(() -> {
+                            HeardSocket next = new HeardSocket();
+                            implAccept(next);
+                            return next;
+                        }, () -> !isClosed(), getLocalSocketAddress());
+                        if (limit.admit(() -> !connection.isClosed(), connection::spoke, connection)) {
+                            limit.closeIfSilent(connection::spoke, connection);
                             return connection;
                         }
                         limit.refuse(connection);
                     }
                 }
             };
+        }
+    }
+
+    /** A TCP connection that notes whether its peer has sent anything yet (read through its input stream). */
+    static final class HeardSocket extends Socket {
+
+        private final Object lock = new Object();
+        private InputStream in;
+        // Set by the first byte read, and never cleared.
+        private volatile boolean spoke;
+
+        boolean spoke() {
+            return spoke;
+        }
+
+        @Override
+        public InputStream getInputStream() throws IOException {
+            synchronized (lock) {
+                if (in == null) {
+                    in = new FilterInputStream(super.getInputStream()) {
+                        @Override
+                        public int read() throws IOException {
+                            int b = super.read();
+                            if (b >= 0 && !spoke) {
+                                spoke = true;
+                            }
+                            return b;
+                        }
+
+                        @Override
+                        public int read(byte[] bytes, int offset, int length) throws IOException {
+                            int n = super.read(bytes, offset, length);
+                            if (n > 0 && !spoke) {
+                                spoke = true;
+                            }
+                            return n;
+                        }
+                    };
+                }
+                return in;
+            }
         }
     }
 

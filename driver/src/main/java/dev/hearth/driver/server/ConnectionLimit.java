@@ -96,16 +96,8 @@ final class ConnectionLimit {
     }
 
     /**
-     * Counts a connection just accepted, whose {@code isOpen} says whether it still is; false if
-     * {@code max} connections are open already, in which case the caller closes it with {@link #refuse}.
-     * It is never closed to make room for another (a TCP connection, whose first bytes are not watched).
-     */
-    boolean admit(BooleanSupplier isOpen) {
-        return admit(isOpen, () -> true, () -> {});
-    }
-
-    /**
-     * Counts a connection just accepted, as above; when {@code max} are open already, the oldest one
+     * Counts a connection just accepted, whose {@code isOpen} says whether it still is, and
+     * {@code spoke} whether it has sent anything yet; when {@code max} are open already, the oldest one
      * that has not {@code spoke}n for a tenth of the silence allowed is closed and this one takes its
      * place. False if there is none, in which case the caller closes this one with {@link #refuse}.
      */

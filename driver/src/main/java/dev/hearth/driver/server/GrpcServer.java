@@ -86,7 +86,7 @@ public final class GrpcServer implements AutoCloseable {
 
     /**
      * As {@link #start(Endpoint, List, List, Executor)}, with at most {@code maxConnections} open at
-     * once, and a unix connection closed if it says nothing for {@code silence}.
+     * once, and a connection closed if it says nothing for {@code silence}.
      */
     static GrpcServer start(
             Endpoint endpoint,

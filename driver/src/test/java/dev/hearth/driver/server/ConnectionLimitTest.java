@@ -15,14 +15,14 @@ class ConnectionLimitTest {
         AtomicBoolean first = new AtomicBoolean(true);
         AtomicBoolean second = new AtomicBoolean(true);
 
-        assertThat(limit.admit(first::get)).isTrue();
-        assertThat(limit.admit(second::get)).isTrue();
-        assertThat(limit.admit(() -> true)).as("a third while two are open").isFalse();
+        assertThat(limit.admit(first::get, () -> true, () -> {})).isTrue();
+        assertThat(limit.admit(second::get, () -> true, () -> {})).isTrue();
+        assertThat(limit.admit(() -> true, () -> true, () -> {})).as("a third while two are open").isFalse();
 
         first.set(false);
-        assertThat(limit.admit(() -> true)).as("a third once one has closed").isTrue();
+        assertThat(limit.admit(() -> true, () -> true, () -> {})).as("a third once one has closed").isTrue();
         assertThat(limit.counted()).isEqualTo(2);
-        assertThat(limit.admit(() -> true)).isFalse();
+        assertThat(limit.admit(() -> true, () -> true, () -> {})).isFalse();
     }
 
     @Test

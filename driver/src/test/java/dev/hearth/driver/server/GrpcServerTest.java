@@ -178,13 +178,15 @@ class GrpcServerTest {
     }
 
     /**
-     * A unix connection that says nothing is closed once the silence allowed has passed, so that it
+     * A connection that says nothing is closed once the silence allowed has passed, so that it
      * cannot hold a place of the limit for good; one that has spoken stays open past it.
      */
-    @Test
-    void aConnectionThatSaysNothingIsClosedAfterTheSilenceAllowedAndOneThatSpokeStays() throws Exception {
-        TestServer server = TestServer.start(new Endpoint.Unix(dir.resolve("hearth.sock")), List.of(), 4,
-                Duration.ofMillis(300), TestServices.identity());
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aConnectionThatSaysNothingIsClosedAfterTheSilenceAllowedAndOneThatSpokeStays(Transport transport)
+            throws Exception {
+        TestServer server = TestServer.start(transport.endpoint(dir), List.of(), 4, Duration.ofMillis(300),
+                TestServices.identity());
         cleanup.add(server);
         SocketAddress address = addressOf(server);
 
@@ -206,10 +208,11 @@ class GrpcServerTest {
      * nothing for a tenth of the silence allowed, so that a flood of silent connections does not
      * keep the node's own clients out until the flood times out; the other silent ones stay.
      */
-    @Test
-    void aFullCountGivesTheOldestSilentConnectionsPlaceToANewOne() throws Exception {
-        TestServer server = TestServer.start(new Endpoint.Unix(dir.resolve("hearth.sock")), List.of(), 4,
-                ConnectionLimit.SILENCE, TestServices.identity());
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aFullCountGivesTheOldestSilentConnectionsPlaceToANewOne(Transport transport) throws Exception {
+        TestServer server = TestServer.start(transport.endpoint(dir), List.of(), 4, ConnectionLimit.SILENCE,
+                TestServices.identity());
         cleanup.add(server);
         SocketAddress address = addressOf(server);
         assertThat(pluginName(server.channel())).isEqualTo(TestServices.PLUGIN_NAME); // a place, spoken

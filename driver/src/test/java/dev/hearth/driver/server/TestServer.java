@@ -47,7 +47,7 @@ public final class TestServer implements AutoCloseable {
         return start(endpoint, interceptors, ConnectionLimit.DEFAULT, ConnectionLimit.SILENCE, services);
     }
 
-    /** A server that keeps at most {@code maxConnections} open at once, and closes a silent unix one after {@code silence}. */
+    /** A server that keeps at most {@code maxConnections} open at once, and closes a silent one after {@code silence}. */
     static TestServer start(Endpoint endpoint, List<ServerInterceptor> interceptors, int maxConnections,
             Duration silence, BindableService... services) throws IOException {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
