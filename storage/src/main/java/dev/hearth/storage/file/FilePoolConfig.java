@@ -117,20 +117,29 @@ public record FilePoolConfig(String name, Path directory, long capacityBytes, Re
             if (micro == -1) {
                 throw new IllegalArgumentException(form);
             }
+            if (micro == -2) {
+                throw new IllegalArgumentException("a reserve of '" + text + "' has more than " + FRACTION_DIGITS
+                        + " decimals");
+            }
             if (micro >= WHOLE) {
                 throw new IllegalArgumentException("a reserve of '" + text + "' is not from 0% to below 100%");
             }
             return new Reserve(0, micro);
         }
 
-        /** {@code digits[.digits]} in millionths, at most {@link #WHOLE}; -1 if it is no such number. */
+        /**
+         * {@code digits[.digits]} in millionths, at most {@link #WHOLE}; -1 if it is no such number,
+         * -2 if it has more decimals than a millionth.
+         */
         private static long microPercent(String number) {
             int dot = number.indexOf('.');
             String whole = dot < 0 ? number : number.substring(0, dot);
             String fraction = dot < 0 ? "" : number.substring(dot + 1);
-            if (whole.isEmpty() && fraction.isEmpty() || !digits(whole) || !digits(fraction)
-                    || fraction.length() > FRACTION_DIGITS) {
+            if (whole.isEmpty() && fraction.isEmpty() || !digits(whole) || !digits(fraction)) {
                 return -1;
+            }
+            if (fraction.length() > FRACTION_DIGITS) {
+                return -2;
             }
             int leadingZeros = 0;
             while (leadingZeros < whole.length() && whole.charAt(leadingZeros) == '0') {

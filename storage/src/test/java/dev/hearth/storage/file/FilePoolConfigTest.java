@@ -53,6 +53,12 @@ class FilePoolConfigTest {
         assertThat(Reserve.parse("0.000001%").bytesOf(1)).as("any share of a byte rounds up to it").isEqualTo(1);
     }
 
+    @Test
+    void aSeventhDecimalIsRefusedAsSuch() {
+        assertThatThrownBy(() -> Reserve.parse("0.0000001%")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("a reserve of '0.0000001%' has more than 6 decimals");
+    }
+
     private static long exactShare(long filesystemBytes, String percent) {
         return new java.math.BigDecimal(filesystemBytes).multiply(new java.math.BigDecimal(percent))
                 .divide(java.math.BigDecimal.valueOf(100), 0, java.math.RoundingMode.UP).longValueExact();
