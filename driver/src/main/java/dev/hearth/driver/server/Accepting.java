@@ -1,6 +1,5 @@
 package dev.hearth.driver.server;
 
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -114,37 +113,19 @@ final class Accepting {
     static final class HeardSocket extends Socket {
 
         private final Object lock = new Object();
-        private InputStream in;
-        // Set by the first byte read, and never cleared.
-        private volatile boolean spoke;
+        private HeardInputStream in;
 
         boolean spoke() {
-            return spoke;
+            synchronized (lock) {
+                return in != null && in.heard();
+            }
         }
 
         @Override
         public InputStream getInputStream() throws IOException {
             synchronized (lock) {
                 if (in == null) {
-                    in = new FilterInputStream(super.getInputStream()) {
-                        @Override
-                        public int read() throws IOException {
-                            int b = super.read();
-                            if (b >= 0 && !spoke) {
-                                spoke = true;
-                            }
-                            return b;
-                        }
-
-                        @Override
-                        public int read(byte[] bytes, int offset, int length) throws IOException {
-                            int n = super.read(bytes, offset, length);
-                            if (n > 0 && !spoke) {
-                                spoke = true;
-                            }
-                            return n;
-                        }
-                    };
+                    in = new HeardInputStream(super.getInputStream());
                 }
                 return in;
             }

@@ -1,6 +1,5 @@
 package dev.hearth.driver.server;
 
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -25,9 +24,7 @@ final class UnixSocket extends Socket {
     private static final SocketAddress UNNAMED = UnixDomainSocketAddress.of("");
 
     private final SocketChannel channel;
-    private final InputStream in;
-    // Set by the first byte read, and never cleared: whether the peer has said anything yet.
-    private volatile boolean spoke;
+    private final HeardInputStream in;
     private final OutputStream out;
     // Read once: the transport names the connection after its peer, and a name must never be null.
     private final SocketAddress local;
@@ -36,25 +33,7 @@ final class UnixSocket extends Socket {
     UnixSocket(SocketChannel channel) throws IOException {
         super((SocketImpl) null); // no OS socket of its own: everything goes to the channel
         this.channel = channel;
-        this.in = new FilterInputStream(Channels.newInputStream(channel)) {
-            @Override
-            public int read() throws IOException {
-                int b = super.read();
-                if (b >= 0) {
-                    heard();
-                }
-                return b;
-            }
-
-            @Override
-            public int read(byte[] bytes, int offset, int length) throws IOException {
-                int n = super.read(bytes, offset, length);
-                if (n > 0) {
-                    heard();
-                }
-                return n;
-            }
-        };
+        this.in = new HeardInputStream(Channels.newInputStream(channel));
         this.out = Channels.newOutputStream(channel);
         this.local = addressOr(channel::getLocalAddress);
         this.remote = addressOr(channel::getRemoteAddress);
@@ -73,15 +52,9 @@ final class UnixSocket extends Socket {
         }
     }
 
-    private void heard() {
-        if (!spoke) {
-            spoke = true;
-        }
-    }
-
     /** Whether the peer has sent anything yet. */
     boolean spoke() {
-        return spoke;
+        return in.heard();
     }
 
     @Override
