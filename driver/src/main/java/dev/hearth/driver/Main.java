@@ -4,15 +4,18 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * {@code hearth serve} runs the CSI driver; {@code hearth demo} shows it working; {@code hearth volumes}
  * shows what the node's pools hold, {@code hearth disks} the node's disks and whether a pool may take them.
+ * The top command and {@code serve}, which every start of the daemon builds, are picocli models made in
+ * code rather than read from annotations (see {@link ServeCommand}); the other commands are annotated.
  */
-@Command(name = "hearth", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "A Kubernetes CSI driver that turns a node's local disks into persistent volumes.")
 public final class Main {
+
+    private Main() {}
 
     /** The subcommands, in the order the help lists them. */
     private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
@@ -35,7 +38,7 @@ public final class Main {
 
     /** The whole command line, with every subcommand. */
     static CommandLine commandLine() {
-        CommandLine commandLine = new CommandLine(new Main());
+        CommandLine commandLine = new CommandLine(top());
         SUBCOMMANDS.forEach((name, command) -> commandLine.addSubcommand(name, command.get()));
         return commandLine.setHelpFactory(WholeWordHelp.FACTORY);
     }
@@ -52,12 +55,32 @@ public final class Main {
         if (alone == null) {
             return commandLine();
         }
-        return new CommandLine(new Main()).addSubcommand(args[0], alone.get()).setHelpFactory(WholeWordHelp.FACTORY);
+        return new CommandLine(top()).addSubcommand(args[0], alone.get()).setHelpFactory(WholeWordHelp.FACTORY);
+    }
+
+    /** The top command, {@code hearth}: no options but help and version; a subcommand is required. */
+    private static CommandSpec top() {
+        CommandSpec top = CommandSpec.wrapWithoutInspection(new Main()).name("hearth").versionProvider(new Version());
+        top.usageMessage().description("A Kubernetes CSI driver that turns a node's local disks into persistent "
+                + "volumes.");
+        return addStandardHelpOptions(top);
+    }
+
+    /**
+     * Adds {@code -h, --help} and {@code -V, --version} as picocli's {@code mixinStandardHelpOptions}
+     * would, with its words; that mixin is itself read from annotations.
+     */
+    static CommandSpec addStandardHelpOptions(CommandSpec spec) {
+        spec.addOption(OptionSpec.builder("-h", "--help").type(boolean.class).usageHelp(true)
+                .description("Show this help message and exit.").build());
+        spec.addOption(OptionSpec.builder("-V", "--version").type(boolean.class).versionHelp(true)
+                .description("Print version information and exit.").build());
+        return spec;
     }
 
     private static Map<String, Supplier<Object>> subcommands() {
         Map<String, Supplier<Object>> commands = new LinkedHashMap<>();
-        commands.put("serve", ServeCommand::new);
+        commands.put("serve", () -> new ServeCommand().spec());
         commands.put("demo", DemoCommand::new);
         commands.put("volumes", VolumesCommand::new);
         commands.put("disks", DisksCommand::new);

@@ -17,92 +17,103 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParameterException;
 
-/** The daemon: serves CSI Identity, Controller and Node for this node's pools until SIGTERM. */
-@Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        sortOptions = false,
-        description = "Serve the CSI Identity, Controller and Node services for this node's pools.")
+/**
+ * The daemon: serves CSI Identity, Controller and Node for this node's pools until SIGTERM.
+ *
+ * <p>Its command line is built with picocli's programmatic API, not its annotations as the other
+ * commands' are: reading annotations makes the JDK generate a proxy class for each annotation type
+ * (through the class-file API, cold on every start), and {@code @Command} and {@code @Option} cost
+ * the daemon 45-60 ms of each start that way (issue 11). It parses and prints its help as before.
+ */
 final class ServeCommand implements Callable<Integer> {
 
     private static final Logger LOG = Logger.getLogger(ServeCommand.class.getName());
 
-    @Spec
-    CommandSpec spec;
+    private final CommandSpec spec = CommandSpec.wrapWithoutInspection(this).name("serve")
+            .versionProvider(new Main.Version());
 
-    @Option(names = "--endpoint", defaultValue = "unix:///csi/csi.sock", paramLabel = "URL",
-            description = "Where to serve: unix:///path/to/csi.sock (what the sidecars and kubelet use), "
-                    + "or tcp://host:port for tests. A stale socket file is replaced. Default: ${DEFAULT-VALUE}.")
-    String endpoint;
+    ServeCommand() {
+        spec.usageMessage().sortOptions(false)
+                .description("Serve the CSI Identity, Controller and Node services for this node's pools.");
+        option("--endpoint", "URL", String.class, "unix:///csi/csi.sock",
+                "Where to serve: unix:///path/to/csi.sock (what the sidecars and kubelet use), or tcp://host:port "
+                        + "for tests. A stale socket file is replaced. Default: ${DEFAULT-VALUE}.");
+        option("--node-id", "ID", String.class, "${env:NODE_ID}",
+                "This node's name in Kubernetes (spec.nodeName). It becomes the volumes' topology segment "
+                        + "topology.hearth.dev/node. Default: the NODE_ID environment variable.");
+        option("--driver-name", "NAME", String.class, "csi.hearth.dev",
+                "The CSI driver name reported by GetPluginInfo. Default: ${DEFAULT-VALUE}.");
+        option("--state-dir", "DIR", Path.class, "/var/lib/hearth",
+                "Where the driver keeps its state on the node; pools without a dir live under DIR/pools/NAME. "
+                        + "Default: ${DEFAULT-VALUE}.");
+        spec.addOption(OptionSpec.builder("--pool").paramLabel("SPEC").type(List.class).auxiliaryTypes(String.class)
+                .description("A pool, as comma-separated key=value: name (default 'default'), kind (file), dir "
+                        + "(default DIR/pools/NAME of the state dir; any other dir must exist, unless create=true), "
+                        + "capacity (e.g. 100Gi; default: the filesystem's size less the reserve), reserve (what is "
+                        + "kept free on the filesystem, e.g. 10Gi or 5%%; default 15%%), provisioning (thick|thin, "
+                        + "default thick), direct-io (true|false, default true), default-size (default 1Gi). kind=lvm "
+                        + "takes vg, thinpool, overprovision, wipe, default-size; kind=device (a whole disk per volume) "
+                        + "takes disks (path globs separated by |), min-size, model, rotational, wipe "
+                        + "(zero|discard|signatures) and check (sampled|full); see the README. Repeat "
+                        + "for several pools. Default: one file pool named 'default' under the state dir.")
+                .build());
+        option("--default-pool", "NAME", String.class, null,
+                "The pool used when a StorageClass names none (hearth.dev/pool). Default: the first.");
+        option("--max-volumes", "N", long.class, "1000",
+                "How many hearth volumes the scheduler may place on this node. Default: ${DEFAULT-VALUE}.");
+        spec.addOption(OptionSpec.builder("--shutdown-grace").paramLabel("DURATION").type(Duration.class)
+                .converters(new DurationConverter()).defaultValue("PT30S")
+                .description("On SIGTERM, how long running calls may take to finish (e.g. 30s, 2m). Default: 30s.")
+                .build());
+        option("--default-fs-type", "TYPE", String.class, "ext4",
+                "The filesystem a blank volume gets when its StorageClass names none (csi.storage.k8s.io/fstype): "
+                        + "ext4, xfs or btrfs. Default: ${DEFAULT-VALUE}.");
+        option("--metrics-address", "[HOST]:PORT", String.class, ":9818",
+                "Where to serve Prometheus metrics (/metrics) and a readiness check (/healthz) over plain HTTP: "
+                        + ":PORT for every interface, HOST:PORT or [IPv6]:PORT for one; empty turns it off. "
+                        + "Default: ${DEFAULT-VALUE} (9808 is the livenessprobe sidecar's).");
+        option("--log-level", "LEVEL", String.class, "info",
+                "error, warn, info or debug (debug logs requests, secrets stripped). Default: info.");
+        Main.addStandardHelpOptions(spec);
+    }
 
-    @Option(names = "--node-id", defaultValue = "${env:NODE_ID}", paramLabel = "ID",
-            description = "This node's name in Kubernetes (spec.nodeName). It becomes the volumes' topology "
-                    + "segment topology.hearth.dev/node. Default: the NODE_ID environment variable.")
-    String nodeId;
+    /** This command's model, for picocli's {@code addSubcommand}. */
+    CommandSpec spec() {
+        return spec;
+    }
 
-    @Option(names = "--driver-name", defaultValue = "csi.hearth.dev", paramLabel = "NAME",
-            description = "The CSI driver name reported by GetPluginInfo. Default: ${DEFAULT-VALUE}.")
-    String driverName;
+    private void option(String name, String label, Class<?> type, String defaultValue, String description) {
+        spec.addOption(OptionSpec.builder(name).paramLabel(label).type(type).defaultValue(defaultValue)
+                .description(description).build());
+    }
 
-    @Option(names = "--state-dir", defaultValue = "/var/lib/hearth", paramLabel = "DIR",
-            description = "Where the driver keeps its state on the node; pools without a dir live under "
-                    + "DIR/pools/NAME. Default: ${DEFAULT-VALUE}.")
-    Path stateDir;
-
-    @Option(names = "--pool", paramLabel = "SPEC",
-            description = "A pool, as comma-separated key=value: name (default 'default'), kind (file), dir "
-                    + "(default DIR/pools/NAME of the state dir; any other dir must exist, unless create=true), "
-                    + "capacity (e.g. 100Gi; default: the filesystem's size less the reserve), reserve (what is "
-                    + "kept free on the filesystem, e.g. 10Gi or 5%%; default 15%%), provisioning (thick|thin, "
-                    + "default thick), direct-io (true|false, default true), default-size (default 1Gi). kind=lvm "
-                    + "takes vg, thinpool, overprovision, wipe, default-size; kind=device (a whole disk per volume) "
-                    + "takes disks (path globs separated by |), min-size, model, rotational, wipe "
-                    + "(zero|discard|signatures) and check (sampled|full); see the README. Repeat "
-                    + "for several pools. Default: one file pool named 'default' under the state dir.")
-    List<String> pools = new ArrayList<>();
-
-    @Option(names = "--default-pool", paramLabel = "NAME",
-            description = "The pool used when a StorageClass names none (hearth.dev/pool). Default: the first.")
-    String defaultPool;
-
-    @Option(names = "--max-volumes", defaultValue = "1000", paramLabel = "N",
-            description = "How many hearth volumes the scheduler may place on this node. Default: ${DEFAULT-VALUE}.")
-    long maxVolumes;
-
-    @Option(names = "--shutdown-grace", defaultValue = "PT30S", paramLabel = "DURATION",
-            converter = DurationConverter.class,
-            description = "On SIGTERM, how long running calls may take to finish (e.g. 30s, 2m). Default: 30s.")
-    Duration shutdownGrace;
-
-    @Option(names = "--default-fs-type", defaultValue = "ext4", paramLabel = "TYPE",
-            description = "The filesystem a blank volume gets when its StorageClass names none "
-                    + "(csi.storage.k8s.io/fstype): ext4, xfs or btrfs. Default: ${DEFAULT-VALUE}.")
-    String defaultFsType;
-
-    @Option(names = "--metrics-address", defaultValue = ":9818", paramLabel = "[HOST]:PORT",
-            description = "Where to serve Prometheus metrics (/metrics) and a readiness check (/healthz) over plain "
-                    + "HTTP: :PORT for every interface, HOST:PORT or [IPv6]:PORT for one; empty turns it off. "
-                    + "Default: ${DEFAULT-VALUE} (9808 is the livenessprobe sidecar's).")
-    String metricsAddress;
-
-    @Option(names = "--log-level", defaultValue = "info", paramLabel = "LEVEL",
-            description = "error, warn, info or debug (debug logs requests, secrets stripped). Default: info.")
-    String logLevel;
+    /** An option's value once parsed: what was given, or its default. */
+    private <T> T value(String option) {
+        return spec.findOption(option).getValue();
+    }
 
     @Override
     public Integer call() throws Exception {
-        Level level = parse(() -> level(logLevel));
+        String nodeId = value("--node-id");
+        long maxVolumes = value("--max-volumes");
+        String defaultPool = value("--default-pool");
+        String metricsAddress = value("--metrics-address");
+        String defaultFsType = value("--default-fs-type");
+        String endpoint = value("--endpoint");
+        String driverName = value("--driver-name");
+        Duration shutdownGrace = value("--shutdown-grace");
+        Level level = parse(() -> level(value("--log-level")));
         if (nodeId == null || nodeId.isBlank()) {
             throw new ParameterException(spec.commandLine(), "--node-id (or NODE_ID) is required");
         }
         if (maxVolumes < 0) {
             throw new ParameterException(spec.commandLine(), "--max-volumes must not be negative, got " + maxVolumes);
         }
-        Path state = stateDir.toAbsolutePath().normalize();
+        Path state = this.<Path>value("--state-dir").toAbsolutePath().normalize();
         List<PoolSpec> specs = poolSpecs(state);
         List<PoolConfig> configs = specs.stream().map(PoolSpec::config).toList();
         Optional<MetricsAddress> metrics = metricsAddress.isBlank() ? Optional.empty()
@@ -146,8 +157,8 @@ final class ServeCommand implements Callable<Integer> {
      * Without the record the driver still serves: only the inspection needs its pools named again.
      */
     private void record(Path state) {
-        ServeRecord record = new ServeRecord(givenPools(), Optional.ofNullable(defaultPool), state, driverName,
-                Instant.now());
+        ServeRecord record = new ServeRecord(givenPools(), Optional.ofNullable(value("--default-pool")), state,
+                value("--driver-name"), Instant.now());
         try {
             record.write();
         } catch (IOException e) {
@@ -158,7 +169,8 @@ final class ServeCommand implements Callable<Integer> {
 
     /** The --pool flags as given, or the one default pool's spec. */
     private List<String> givenPools() {
-        return pools.isEmpty() ? List.of("name=default") : pools;
+        List<String> pools = value("--pool");
+        return pools == null || pools.isEmpty() ? List.of("name=default") : pools;
     }
 
     /** The --pool flags (or the one default pool), each with a name and a directory of its own. */
@@ -169,6 +181,7 @@ final class ServeCommand implements Callable<Integer> {
         }
         checkDistinct(specs);
         List<String> names = specs.stream().map(s -> s.config().name()).toList();
+        String defaultPool = value("--default-pool");
         if (defaultPool != null && !names.contains(defaultPool)) {
             throw new ParameterException(spec.commandLine(), "--default-pool '" + defaultPool + "' names no pool; "
                     + "pools: " + String.join(", ", names));

@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -159,6 +160,50 @@ class CommandLineTest {
             return "unknown (built without a git repository)";
         }
         return BuildInfo.read().commit().filter(c -> c.startsWith(head)).orElse("built from " + head);
+    }
+
+    // serve's options, a model made in code (ServeCommand): each takes its type and its default
+
+    @Test
+    void serveParsesEachOptionToItsTypeAndFallsBackToItsDefault() {
+        String[] given = {"serve", "--node-id", "n", "--pool", "name=a", "--pool", "name=b,kind=file"};
+        CommandLine.Model.CommandSpec serve = parsedServe(given);
+
+        assertThat(value(serve, "--node-id")).isEqualTo("n");
+        assertThat(value(serve, "--pool")).isEqualTo(List.of("name=a", "name=b,kind=file"));
+        assertThat(value(serve, "--endpoint")).isEqualTo("unix:///csi/csi.sock");
+        assertThat(value(serve, "--driver-name")).isEqualTo("csi.hearth.dev");
+        assertThat(value(serve, "--state-dir")).isEqualTo(Path.of("/var/lib/hearth"));
+        assertThat(value(serve, "--default-pool")).isNull();
+        assertThat(value(serve, "--max-volumes")).isEqualTo(1000L);
+        assertThat(value(serve, "--shutdown-grace")).isEqualTo(Duration.ofSeconds(30));
+        assertThat(value(serve, "--default-fs-type")).isEqualTo("ext4");
+        assertThat(value(serve, "--metrics-address")).isEqualTo(":9818");
+        assertThat(value(serve, "--log-level")).isEqualTo("info");
+
+        CommandLine.Model.CommandSpec set = parsedServe("serve", "--endpoint=tcp://127.0.0.1:1", "--driver-name", "d",
+                "--state-dir", "/s", "--default-pool", "a", "--max-volumes", "7", "--shutdown-grace", "2m",
+                "--default-fs-type", "xfs", "--metrics-address=", "--log-level", "debug");
+        assertThat(value(set, "--endpoint")).isEqualTo("tcp://127.0.0.1:1");
+        assertThat(value(set, "--driver-name")).isEqualTo("d");
+        assertThat(value(set, "--state-dir")).isEqualTo(Path.of("/s"));
+        assertThat(value(set, "--default-pool")).isEqualTo("a");
+        assertThat(value(set, "--max-volumes")).isEqualTo(7L);
+        assertThat(value(set, "--shutdown-grace")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(value(set, "--default-fs-type")).isEqualTo("xfs");
+        assertThat(value(set, "--metrics-address")).isEqualTo("");
+        assertThat(value(set, "--log-level")).isEqualTo("debug");
+        assertThat(value(set, "--pool")).isNull(); // the default pool, in ServeCommand
+    }
+
+    private static CommandLine.Model.CommandSpec parsedServe(String... args) {
+        CommandLine line = Main.commandLine(args);
+        line.parseArgs(args);
+        return line.getSubcommands().get("serve").getCommandSpec();
+    }
+
+    private static Object value(CommandLine.Model.CommandSpec spec, String option) {
+        return spec.findOption(option).getValue();
     }
 
     // help
