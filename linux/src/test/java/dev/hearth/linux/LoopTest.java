@@ -46,6 +46,23 @@ class LoopTest {
         assertThat(Loop.list()).contains(expected);
     }
 
+    /**
+     * The listing reads only the devices /proc/partitions names, those with a size: one over an
+     * empty file is bound but has none, and is found through its own sysfs directory alone.
+     */
+    @Test
+    void listsTheDevicesThatHaveASizeAndSkipsOneOverAnEmptyFile() throws IOException {
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 8 * MIB);
+        Path empty = Scratch.sparseFile(dir.resolve("empty.img"), 0);
+        LoopDevice sized = Scratch.attach(cleanup, file, false, false);
+        LoopDevice unsized = Scratch.attach(cleanup, empty, false, false);
+
+        assertThat(Files.readString(Path.of("/proc/partitions"))).containsPattern("\\sloop" + sized.number() + "\n")
+                .doesNotContainPattern("\\sloop" + unsized.number() + "\n");
+        assertThat(Loop.list()).extracting(LoopAttachment::device).contains(sized).doesNotContain(unsized);
+        assertThat(Loop.describe(unsized)).map(LoopAttachment::backingFile).contains(empty.toRealPath());
+    }
+
     @Test
     void writesThroughTheDeviceLandInTheBackingFile() throws IOException {
         Path file = Scratch.sparseFile(dir.resolve("disk.img"), 64 * MIB);
