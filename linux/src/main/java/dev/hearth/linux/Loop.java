@@ -144,8 +144,7 @@ public final class Loop {
         MountTable mounts = new MountTable();
         Optional<List<LoopDevice>> sized = sized();
         for (LoopDevice device : sized.isPresent() ? sized.get() : all()) {
-            describe(device, SYS_BLOCK.resolve(device.path().getFileName().toString()), mounts)
-                    .ifPresent(attachments::add);
+            describe(device, mounts).ifPresent(attachments::add);
         }
         attachments.sort(Comparator.comparingInt(a -> a.device().number()));
         return List.copyOf(attachments);
@@ -188,7 +187,7 @@ public final class Loop {
      * configured (or does not exist). Costs the same however many loop devices the node has.
      */
     public static Optional<LoopAttachment> describe(LoopDevice device) throws IOException {
-        return describe(device, SYS_BLOCK.resolve("loop" + device.number()), new MountTable());
+        return describe(device, new MountTable());
     }
 
     /**
@@ -236,8 +235,8 @@ public final class Loop {
      * (ENODEV) and bound again at once, by another process, before the failure is looked at: such a
      * device is read again, a few times, as it is then.
      */
-    private static Optional<LoopAttachment> describe(LoopDevice device, Path dir, MountTable mounts)
-            throws IOException {
+    private static Optional<LoopAttachment> describe(LoopDevice device, MountTable mounts) throws IOException {
+        Path dir = SYS_BLOCK.resolve("loop" + device.number());
         for (int attempt = 1; ; attempt++) {
             try {
                 return describeOnce(device, dir, mounts);
