@@ -3,13 +3,16 @@ package dev.hearth.driver;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +34,37 @@ class ServeRecordTest {
         try (var files = Files.list(state)) {
             assertThat(files).containsExactly(state.resolve("serve.properties"));
         }
+    }
+
+    /**
+     * Values with every character Properties escapes read back as they were, and each line is the
+     * one {@link Properties#store} writes for it into a stream, all ASCII (store adds only its date
+     * comment).
+     */
+    @Test
+    void oddValuesAreEscapedAsPropertiesStoreEscapesThem() throws IOException {
+        String odd = " name=x,dir=/srv/a b:c#d!e\\f\tg\nh\ri\fj\u00e9k\u2603l\u0001 ";
+        Path oddState = Files.createDirectory(state.resolve("s p=ace \u00e9"));
+        ServeRecord record = new ServeRecord(List.of(odd, "name=plain"), Optional.of(" lead"), oddState,
+                "csi.hearth.dev", Instant.parse("2026-11-24T10:00:00.123Z"));
+
+        record.write();
+
+        assertThat(ServeRecord.read(oddState)).isEqualTo(record);
+        Properties props = new Properties();
+        props.setProperty("format", "1");
+        props.setProperty("state-dir", record.stateDir().toString());
+        props.setProperty("driver-name", "csi.hearth.dev");
+        props.setProperty("default-pool", " lead");
+        props.setProperty("pool.1", odd);
+        props.setProperty("pool.2", "name=plain");
+        props.setProperty("written", "2026-11-24T10:00:00.123Z");
+        ByteArrayOutputStream stored = new ByteArrayOutputStream();
+        props.store(stored, null);
+        List<String> ours = record.text().lines().filter(l -> !l.startsWith("#")).toList();
+        assertThat(ours).containsExactlyInAnyOrderElementsOf(
+                stored.toString(StandardCharsets.ISO_8859_1).lines().filter(l -> !l.startsWith("#")).toList());
+        assertThat(ours).first().isEqualTo("format=1");
     }
 
     @Test
