@@ -22,15 +22,22 @@ import java.util.function.ToIntFunction;
  * carries the node's name as {@code node}, as TopoLVM's do, so that a dashboard tells nodes apart
  * however it is scraped. The HTTP side is started apart ({@link #serve}), once the CSI socket is
  * up, so that {@code /healthz} never answers for a driver that does not serve yet. The process and
- * JVM meters are bound there too: they read the JVM's management beans, whose start costs a cold
- * JVM 20-40 ms that need not come before the socket, and without the HTTP side nobody reads them.
+ * JVM meters come later still ({@link #bindRuntime}): they read the JVM's management beans, whose
+ * start costs a cold JVM 40-50 ms of CPU. Bound beside the socket's start, that CPU fell on the
+ * first lifecycle begun the moment Probe says ready; the warm-up binds them now ({@link #prepare}),
+ * or the first scrape, whichever comes first. Without the HTTP side nobody reads them, and they are
+ * never bound.
  */
 public final class Metrics implements AutoCloseable {
 
     private final PrometheusMeterRegistry registry;
     private final RpcMetrics rpc;
     private final Readiness readiness;
-    /** Bound by {@link #serve}; unhooked by {@link #close}. */
+    /** Whether {@link #serve} has been called: the runtime meters are bound only then. */
+    private boolean served;
+    /** Whether {@link #close} has been called: a late warm-up binds nothing then. */
+    private boolean closed;
+    /** Bound by {@link #bindRuntime}; unhooked by {@link #close}. */
     private JvmGcMetrics gc;
 
     private Metrics(PrometheusMeterRegistry registry, RpcMetrics rpc, Readiness readiness) {
@@ -78,19 +85,34 @@ public final class Metrics implements AutoCloseable {
 
     /**
      * Registers, for code OK, the call meters of the calls of a volume's life ({@link #LIFECYCLE}):
-     * see {@link RpcMetrics#prepare}. The warm-up does it, after the driver serves.
+     * see {@link RpcMetrics#prepare}; and, once {@link #serve} has been called, binds the process
+     * and JVM meters ({@link #bindRuntime}). The warm-up does it, a little after the driver serves.
      */
     public void prepare() {
         rpc.prepare(LIFECYCLE);
+        bindRuntime();
     }
 
     /**
-     * Binds the process and JVM meters, then starts {@code /metrics} and {@code /healthz} on the
-     * address; the caller closes the server. Once per driver.
+     * Starts {@code /metrics} and {@code /healthz} on the address; the caller closes the server. Once
+     * per driver. The process and JVM meters are bound by {@link #prepare} or by the first scrape.
      */
     public synchronized MetricsServer serve(MetricsAddress address) throws IOException {
-        if (gc != null) {
+        if (served) {
             throw new IllegalStateException("metrics are served already");
+        }
+        MetricsServer server = MetricsServer.start(address, registry, readiness, this::bindRuntime);
+        served = true;
+        return server;
+    }
+
+    /**
+     * Binds the process and JVM meters if the metrics are served and they are not bound yet; does
+     * nothing otherwise, so that a scrape may call it each time.
+     */
+    synchronized void bindRuntime() {
+        if (!served || closed || gc != null) {
+            return;
         }
         new ProcessMetrics().bindTo(registry);
         // The ones micrometer-core has that cost nothing between scrapes; heap matters on a node.
@@ -100,12 +122,17 @@ public final class Metrics implements AutoCloseable {
         new UptimeMetrics().bindTo(registry);
         gc = new JvmGcMetrics();
         gc.bindTo(registry);
-        return MetricsServer.start(address, registry, readiness);
+    }
+
+    /** Whether the process and JVM meters are bound. */
+    synchronized boolean runtimeBound() {
+        return gc != null;
     }
 
     /** Unhooks the GC listener from the JVM. Close the {@link MetricsServer} first. */
     @Override
     public synchronized void close() {
+        closed = true;
         if (gc != null) {
             gc.close();
         }

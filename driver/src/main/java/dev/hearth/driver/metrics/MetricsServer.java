@@ -46,10 +46,11 @@ public final class MetricsServer implements AutoCloseable {
      * Binds and starts serving.
      *
      * @param problem what the readiness check finds wrong, empty when the driver can serve
+     * @param beforeScrape run before each scrape (binds the meters that are bound late)
      * @throws IOException when the address cannot be bound or its host does not resolve
      */
     public static MetricsServer start(MetricsAddress address, PrometheusMeterRegistry registry,
-            Supplier<Optional<String>> problem) throws IOException {
+            Supplier<Optional<String>> problem, Runnable beforeScrape) throws IOException {
         InetSocketAddress socket = address.socketAddress();
         if (socket.isUnresolved()) {
             throw new IOException("cannot serve metrics on " + address + ": host '" + address.host()
@@ -70,7 +71,7 @@ public final class MetricsServer implements AutoCloseable {
         // A scrape reads every pool; on virtual threads a slow one does not hold up a probe.
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         server.setExecutor(executor);
-        server.createContext("/", exchange -> handle(exchange, registry, problem));
+        server.createContext("/", exchange -> handle(exchange, registry, problem, beforeScrape));
         server.start();
         MetricsAddress bound = new MetricsAddress(address.host(), server.getAddress().getPort());
         LOG.info(() -> "serving metrics on " + bound);
@@ -101,11 +102,12 @@ public final class MetricsServer implements AutoCloseable {
     }
 
     private static void handle(HttpExchange exchange, PrometheusMeterRegistry registry,
-            Supplier<Optional<String>> problem) throws IOException {
+            Supplier<Optional<String>> problem, Runnable beforeScrape) throws IOException {
         try (exchange) {
             Response response;
             try {
-                response = respond(exchange.getRequestMethod(), exchange.getRequestURI().getPath(), registry, problem);
+                response = respond(exchange.getRequestMethod(), exchange.getRequestURI().getPath(), registry, problem,
+                        beforeScrape);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "answering " + exchange.getRequestURI() + " failed", e);
                 response = new Response(500, TEXT, "internal error: " + e + "\n");
@@ -118,7 +120,7 @@ public final class MetricsServer implements AutoCloseable {
     }
 
     private static Response respond(String method, String path, PrometheusMeterRegistry registry,
-            Supplier<Optional<String>> problem) {
+            Supplier<Optional<String>> problem, Runnable beforeScrape) {
         if (!path.equals("/metrics") && !path.equals("/healthz")) {
             return new Response(404, TEXT, "not found; try /metrics or /healthz\n");
         }
@@ -126,6 +128,7 @@ public final class MetricsServer implements AutoCloseable {
             return new Response(405, TEXT, "only GET\n");
         }
         if (path.equals("/metrics")) {
+            beforeScrape.run();
             return new Response(200, METRICS_CONTENT_TYPE, registry.scrape());
         }
         Optional<String> wrong = problem.get();

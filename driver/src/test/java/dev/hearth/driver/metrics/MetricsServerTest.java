@@ -16,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,11 +26,17 @@ class MetricsServerTest {
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final AtomicReference<Optional<String>> problem = new AtomicReference<>(Optional.empty());
+    /** How many times the server ran its hook before a scrape. */
+    private final AtomicInteger beforeScrape = new AtomicInteger();
     private MetricsServer server;
 
     @BeforeEach
     void start() throws IOException {
-        server = MetricsServer.start(MetricsAddress.parse("127.0.0.1:0"), registry, problem::get);
+        server = MetricsServer.start(MetricsAddress.parse("127.0.0.1:0"), registry, problem::get, () -> {
+            if (beforeScrape.getAndIncrement() == 0) {
+                Counter.builder("hearth.test.late").register(registry).increment();
+            }
+        });
     }
 
     @AfterEach
@@ -54,6 +61,20 @@ class MetricsServerTest {
         assertThat(response.headers().firstValue("Content-Type")).hasValue("text/plain; version=0.0.4; charset=utf-8");
         assertThat(response.body().lines()).contains("# TYPE hearth_test_things_total counter",
                 "hearth_test_things_total 2.0");
+    }
+
+    /** What the hook binds (the process and JVM meters, in the driver) is in the scrape that ran it. */
+    @Test
+    void eachScrapeRunsTheHookFirstAndAHealthCheckDoesNot() throws Exception {
+        assertThat(TestHttp.get(server.port(), "/healthz").statusCode()).isEqualTo(200);
+        assertThat(beforeScrape).hasValue(0);
+
+        HttpResponse<String> first = TestHttp.get(server.port(), "/metrics");
+        HttpResponse<String> second = TestHttp.get(server.port(), "/metrics");
+
+        assertThat(beforeScrape).hasValue(2);
+        assertThat(first.body().lines()).contains("hearth_test_late_total 1.0");
+        assertThat(second.body().lines()).contains("hearth_test_late_total 1.0");
     }
 
     @Test
@@ -129,7 +150,8 @@ class MetricsServerTest {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             String address = "127.0.0.1:" + taken.getLocalPort();
 
-            assertThatThrownBy(() -> MetricsServer.start(MetricsAddress.parse(address), registry, Optional::empty))
+            assertThatThrownBy(() -> MetricsServer.start(MetricsAddress.parse(address), registry, Optional::empty,
+                            () -> {}))
                     .isInstanceOf(IOException.class)
                     .hasMessageStartingWith("cannot serve metrics on " + address + ": ");
         }
@@ -138,7 +160,7 @@ class MetricsServerTest {
     @Test
     void aHostThatDoesNotResolveIsRefusedNamingIt() {
         assertThatThrownBy(() -> MetricsServer.start(MetricsAddress.parse("no-such-host.invalid:0"), registry,
-                        Optional::empty))
+                        Optional::empty, () -> {}))
                 .isInstanceOf(IOException.class)
                 .hasMessage("cannot serve metrics on no-such-host.invalid:0: host 'no-such-host.invalid' does not resolve");
     }

@@ -117,6 +117,28 @@ class MetricsTest {
                 .isBetween(System.currentTimeMillis() / 1000.0 - 3600, System.currentTimeMillis() / 1000.0);
     }
 
+    /** The warm-up binds the process and JVM meters (prepare) before any scrape has. */
+    @Test
+    void prepareBindsTheRuntimeMetersOfAServedDriverAndAScrapeFindsThem() throws Exception {
+        assertThat(metrics.runtimeBound()).isFalse();
+
+        metrics.prepare();
+
+        assertThat(metrics.runtimeBound()).isTrue();
+        assertThat(samples(TestHttp.get(http.port(), "/metrics").body())).containsKeys("process_cpu_seconds_total",
+                "jvm_threads_live_threads");
+    }
+
+    /** Without the HTTP side nobody reads them: a driver with --metrics-address= never binds them. */
+    @Test
+    void aDriverThatServesNoMetricsNeverBindsTheRuntimeMeters() {
+        try (Metrics unserved = Metrics.create("1.2.3", "node-a", List.of(pool), p -> 0, Optional::empty)) {
+            unserved.prepare();
+
+            assertThat(unserved.runtimeBound()).isFalse();
+        }
+    }
+
     @Test
     void readyGaugeFollowsTheReadinessCheck() throws Exception {
         deleteRecursively(dir.resolve("default"));
