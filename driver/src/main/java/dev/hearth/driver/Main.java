@@ -23,12 +23,20 @@ public final class Main {
     /** picocli's system property: the built-in converters it does not register (regular expressions). */
     static final String CONVERTER_EXCLUDES = "picocli.converters.excludes";
 
+    /** picocli's system property: true skips its look for Groovy's closure class. */
+    static final String NO_CLOSURES = "picocli.disable.closures";
+
     static {
         // Each CommandLine registers a converter for every java.time and java.sql type, loading
         // and initialising each class (java.time.MonthDay builds a formatter): 10-20 ms of every
         // start (issue 11). No option here takes one: the durations have a converter of their own.
         if (System.getProperty(CONVERTER_EXCLUDES) == null) {
             System.setProperty(CONVERTER_EXCLUDES, "java\\.(time|sql)\\..*");
+        }
+        // picocli's object factory looks for groovy.lang.Closure once; the miss builds a
+        // ClassNotFoundException through every class loader: 5 ms of every start. hearth has no Groovy.
+        if (System.getProperty(NO_CLOSURES) == null) {
+            System.setProperty(NO_CLOSURES, "true");
         }
     }
 
