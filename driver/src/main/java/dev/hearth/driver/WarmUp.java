@@ -169,7 +169,7 @@ final class WarmUp {
             if (!quiet(busy)) {
                 return false;
             }
-            LibcLinks.linkAll(); // the start linked only what it needed
+            LibcLinks.linkAll(); // a no-op after start() linked them; run on its own (tests) links them here
             // Replaces what a driver killed in its warm-up left.
             Files.deleteIfExists(record.resolveSibling(record.getFileName() + ".tmp"));
             Files.deleteIfExists(record);
