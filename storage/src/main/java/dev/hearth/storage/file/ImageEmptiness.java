@@ -22,8 +22,13 @@ public final class ImageEmptiness {
     /** How many written bytes are read to check they are zeros before giving up. */
     static final long SCAN_LIMIT = 64L << 20;
 
+    /** How much of a written extent one read takes. */
     private static final int CHUNK = 1 << 20;
-    private static final byte[] ZEROS = new byte[CHUNK];
+    /**
+     * What a chunk is compared with, slice by slice: one of a chunk's size would sit in the heap for
+     * the driver's life, for a check most volumes never need (a fresh image has no written extent).
+     */
+    private static final byte[] ZEROS = new byte[64 << 10];
 
     private ImageEmptiness() {}
 
@@ -40,17 +45,37 @@ public final class ImageEmptiness {
         ByteBuffer buffer = ByteBuffer.allocate(CHUNK);
         try (FileChannel channel = FileChannel.open(image, StandardOpenOption.READ)) {
             for (Extent extent : written) {
-                for (long offset = extent.offset(); offset < extent.end(); offset += CHUNK) {
+                // Each byte of the extent is read and checked: a read may return less than asked
+                // for, and the offset moves on by what it returned, never by a whole chunk.
+                for (long offset = extent.offset(); offset < extent.end(); ) {
                     buffer.clear().limit((int) Math.min(CHUNK, extent.end() - offset));
-                    int read = Math.max(channel.read(buffer, offset), 0);
-                    int at = Arrays.mismatch(buffer.array(), 0, read, ZEROS, 0, read);
+                    int read = channel.read(buffer, offset);
+                    if (read <= 0) {
+                        // The file ends before its extent map said: it changed while read.
+                        return new Emptiness.Unknown("its image ended at offset " + offset + " while hearth read "
+                                + "a written range to " + extent.end() + " (it changed meanwhile)");
+                    }
+                    int at = firstNonZero(buffer.array(), read);
                     if (at >= 0) {
                         return new Emptiness.Written("its image holds data written at offset " + (offset + at)
                                 + " (no signature, but written by a user of the raw device)");
                     }
+                    offset += read;
                 }
             }
         }
         return Emptiness.PROVEN;
+    }
+
+    /** The index of the first byte of {@code bytes[0, length)} that is not zero, or -1. */
+    static int firstNonZero(byte[] bytes, int length) {
+        for (int from = 0; from < length; from += ZEROS.length) {
+            int slice = Math.min(ZEROS.length, length - from);
+            int at = Arrays.mismatch(bytes, from, from + slice, ZEROS, 0, slice);
+            if (at >= 0) {
+                return from + at;
+            }
+        }
+        return -1;
     }
 }
