@@ -60,7 +60,7 @@ COPY --from=build /hearth.jar /opt/hearth/hearth.jar
 # RPC of a volume's life (driver/src/main/cds/hearth.classlist, which test/bench/classlist writes
 # from a real driver's run), the JDK's and hearth's, parsed and verified here once instead of at
 # every start. The driver answers its first Probe sooner and its first requests find their classes
-# ready (README, Benchmarks). It must come from this very runtime and this very jar, hence here and
+# ready (test/bench/ROUNDS.md). It must come from this very runtime and this very jar, hence here and
 # not in the build stage. Classes the list names that this runtime leaves out (jdk.jfr's) are
 # skipped with a warning.
 COPY --from=build /hearth.classlist /opt/hearth/hearth.classlist
@@ -96,7 +96,7 @@ USER root
 #   some 40 ms more to start and 3 MiB more code);
 # - the C library's free memory given back to the kernel every 5 s (malloc_trim): the compiler's
 #   arenas of the start and a burst's buffers are freed to malloc, which keeps them otherwise
-#   (idle RSS 12 s after start 87.9 -> 82.4 MiB; README, Benchmarks);
+#   (idle RSS 12 s after start 87.9 -> 82.4 MiB; test/bench/ROUNDS.md);
 # - no hsperfdata file (the DaemonSet's root filesystem is read-only);
 # - exit on OutOfMemoryError, so that the kubelet restarts the driver rather than leave it half
 #   alive;

@@ -41,7 +41,7 @@ import java.util.logging.Logger;
  * <p>Why: the JVM interprets a method the first times it runs, links each call site on its first
  * use, and compiles a method after a few calls (C1, after about four under the image's flags). A
  * node plugin's paths never get hot, so a first lifecycle after a start paid for all of that:
- * 3.8x a later one without this, 3.0x with it, in alternating starts (README, Benchmarks). The
+ * 3.8x a later one without this, 3.0x with it, in alternating starts (test/bench/ROUNDS.md). The
  * kubelet and the provisioner make their first volume calls seconds after the plugin registers;
  * this begins 0.3 s after the driver serves and takes about 120 ms, on a thread of its own. The
  * libc functions are linked at once, before that delay: they are a third of the CPU a lifecycle
