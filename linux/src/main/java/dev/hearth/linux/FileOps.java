@@ -71,6 +71,21 @@ public final class FileOps {
         }
     }
 
+    /**
+     * Removes a file, or with {@code directory} an empty directory ({@code unlinkat}, {@code rmdir}'s
+     * flag): unlike {@code Files.delete}, a refusal says its errno, so that a caller can tell the
+     * node's state (EBUSY: a mount point somewhere on the node; EROFS: on a read-only mount) from a
+     * failure.
+     */
+    public static void remove(Path path, boolean directory) throws LinuxException {
+        try (Arena arena = Arena.ofConfined()) {
+            int rc = Libc.unlinkat(arena, path.toString(), directory ? Libc.AT_REMOVEDIR : 0);
+            if (rc < 0) {
+                throw new LinuxException(directory ? "rmdir" : "unlink", path.toString(), -rc);
+            }
+        }
+    }
+
     /** Bytes of storage the file occupies ({@code st_blocks * 512}); less than its size when sparse. */
     public static long allocatedBytes(Path file) throws LinuxException {
         try (Arena arena = Arena.ofConfined()) {

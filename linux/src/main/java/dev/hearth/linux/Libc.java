@@ -36,6 +36,8 @@ final class Libc {
     /** The same on x86_64 and aarch64 (asm-generic). On a block device: fail with EBUSY if it is mounted or held. */
     static final int O_EXCL = 0x80;
     static final int AT_FDCWD = -100;
+    /** unlinkat: remove a directory (rmdir) rather than a file. */
+    static final int AT_REMOVEDIR = 0x200;
     static final int O_DIRECTORY = 0x10000;
     static final int SEEK_DATA = 3;
     static final int SEEK_HOLE = 4;
@@ -96,6 +98,11 @@ final class Libc {
 
     private static final class Fsync {
         static final MethodHandle HANDLE = function("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT), CAPTURE_ERRNO);
+    }
+
+    private static final class Unlinkat {
+        static final MethodHandle HANDLE = function("unlinkat",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
     }
 
     private static final class Umask {
@@ -206,7 +213,7 @@ final class Libc {
     static int linkAll() {
         List<Object> handles = new java.util.ArrayList<>(List.of(Open.HANDLE, Close.HANDLE, IoctlPointer.HANDLE,
                 IoctlLong.HANDLE, Mount.HANDLE, Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE,
-                Lseek.HANDLE, Fsync.HANDLE, Umask.HANDLE,
+                Lseek.HANDLE, Fsync.HANDLE, Unlinkat.HANDLE, Umask.HANDLE,
                 Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE, Pipe2.HANDLE, Read.HANDLE, Poll.HANDLE,
                 Waitpid.HANDLE, Kill.HANDLE, InotifyInit.HANDLE, InotifyAddWatch.HANDLE));
         // Linking posix_spawn's holder links all its functions, which a libc before 2.34 lacks in part.
@@ -317,6 +324,16 @@ final class Libc {
         try {
             long rc = (long) Lseek.HANDLE.invokeExact(state, fd, offset, whence);
             return rc == -1 ? -(int) ERRNO.get(state, 0L) : rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static int unlinkat(Arena arena, String path, int flags) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment cPath = cString(arena, path);
+        try {
+            return result((int) Unlinkat.HANDLE.invokeExact(state, AT_FDCWD, cPath, flags), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }

@@ -67,4 +67,26 @@ class FileOpsTest {
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOSPC)).isTrue())
                 .hasMessage("fallocate(" + file + ", offset=0, length=" + 64 * MIB + "): ENOSPC (No space left on device)");
     }
+
+    @Test
+    void removeTakesAFileOrAnEmptyDirectoryAndSaysTheErrnoOfARefusal() throws IOException {
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        Path empty = Files.createDirectory(dir.resolve("empty"));
+        Path full = Files.createDirectory(dir.resolve("full"));
+        Files.writeString(full.resolve("data"), "kept");
+
+        FileOps.remove(file, false);
+        FileOps.remove(empty, true);
+
+        assertThat(file).doesNotExist();
+        assertThat(empty).doesNotExist();
+        assertThatThrownBy(() -> FileOps.remove(full, true))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOTEMPTY)).isTrue())
+                .hasMessageStartingWith("rmdir(" + full + "): ENOTEMPTY");
+        assertThatThrownBy(() -> FileOps.remove(full, false)) // unlink of a directory
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.EISDIR)).isTrue());
+        assertThatThrownBy(() -> FileOps.remove(file, false))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue());
+        assertThat(full.resolve("data")).hasContent("kept");
+    }
 }

@@ -1,6 +1,7 @@
 package dev.hearth.storage.mount;
 
 import dev.hearth.linux.Errno;
+import dev.hearth.linux.FileOps;
 import dev.hearth.linux.Freeze;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.MountEntry;
@@ -10,7 +11,6 @@ import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import java.io.IOException;
-import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -94,15 +94,22 @@ final class Publisher {
         MountTable.makeDirectory(target.getParent(), "target path", target);
         try {
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-                Files.delete(target); // an empty directory left by a caller; a block target must be a file
+                FileOps.remove(target, true); // an empty directory left by a caller; a block target must be a file
             }
             if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createFile(target);
             }
-        } catch (DirectoryNotEmptyException e) {
-            throw new StorageException.InvalidArgument("target path " + Quoted.of(target)
-                    + " is a directory that holds files; a block volume is published on a file");
+        } catch (LinuxException e) {
+            if (e.errno() == Errno.ENOTEMPTY || e.errno() == Errno.EEXIST) {
+                throw new StorageException.InvalidArgument("target path " + Quoted.of(target)
+                        + " is a directory that holds files; a block volume is published on a file");
+            }
+            throw removalRefused(target, e); // ENOENT too: something else took the directory away meanwhile
         } catch (IOException e) {
+            if (MountTable.containing(target.getParent()).readOnly()) {
+                throw new StorageException.Precondition("target path " + Quoted.of(target) + " cannot be made: "
+                        + Quoted.of(target.getParent()) + " is on a read-only mount");
+            }
             throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
         }
         Path source = readOnly ? ReadOnlyViews.create(device) : device;
@@ -163,25 +170,52 @@ final class Publisher {
 
     /** Removes an empty directory or an empty regular file (what a publish makes); refuses anything else. */
     private static void removePublishTarget(Path target) {
+        boolean directory;
         try {
             // Not there, or under something that is no directory (ENOTDIR): nothing to remove either way.
             if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 return;
             }
             boolean emptyFile = Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && Files.size(target) == 0;
-            if (!emptyFile && !Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+            directory = Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS);
+            if (!emptyFile && !directory) {
                 throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted and"
                         + " holds " + (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) ? "a file with data"
                         : "something that is no file or directory") + "; hearth removes only the empty directory or"
                         + " the empty file a publish made, never data");
             }
-            Files.deleteIfExists(target);
-        } catch (DirectoryNotEmptyException e) {
-            throw new StorageException.Precondition("target path " + Quoted.of(target) + " has nothing mounted but"
-                    + " holds files; hearth removes only the empty directory or the file a publish made, never data");
         } catch (IOException e) {
-            throw new StorageException.Failed("removing target path " + target + ": " + e.getMessage(), e);
+            throw new StorageException.Failed("looking at target path " + target + ": " + e.getMessage(), e);
         }
+        try {
+            FileOps.remove(target, directory); // rmdir fails on a directory that holds files: never data
+        } catch (LinuxException e) {
+            if (e.errno() != Errno.ENOENT) { // gone meanwhile: removed either way
+                throw removalRefused(target, e);
+            }
+        }
+    }
+
+    /**
+     * Why the kernel would not remove a target (an unpublished one, or an empty directory where a
+     * block volume's file goes): the node's state, where the request's path lies, or a failure of the
+     * node (an I/O error, say).
+     */
+    static StorageException removalRefused(Path target, LinuxException e) {
+        String path = "target path " + Quoted.of(target);
+        return switch (e.errno()) {
+            case Errno.ENOTEMPTY, Errno.EEXIST -> new StorageException.Precondition(path + " has nothing mounted but"
+                    + " holds files; hearth removes only the empty directory or the file a publish made, never data");
+            case Errno.EBUSY -> new StorageException.Precondition(path + " is a mount point through another path on"
+                    + " this node (" + e.errnoName() + "), though nothing is mounted on it here; the kernel lets"
+                    + " nothing remove it until that is unmounted");
+            case Errno.EROFS -> new StorageException.Precondition(path + " lies on a read-only mount ("
+                    + e.errnoName() + "), where hearth can neither make nor remove a target");
+            case Errno.EPERM, Errno.EACCES -> new StorageException.Precondition(path + " cannot be removed ("
+                    + e.errnoName() + "): an immutable or append-only attribute, or a sticky directory that another"
+                    + " user owns");
+            default -> new StorageException.Failed("removing " + path + ": " + e.getMessage(), e);
+        };
     }
 
     private static boolean alreadyPublished(Optional<MountEntry> existing, Path target, int major, int minor,

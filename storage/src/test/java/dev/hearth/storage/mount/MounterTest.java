@@ -920,6 +920,63 @@ class MounterTest {
         assertThat(BlockDevices.isBlockDevice(node)).isTrue();
     }
 
+    /**
+     * A target inside a read-only mount (a hostile or mistaken path under a volume published
+     * read-only): the kernel refuses to remove its empty directory with EROFS, which is the node's
+     * state, not a failure of the driver; the directory stays.
+     */
+    @Test
+    void unpublishOfATargetOnAReadOnlyMountIsRefusedAsAPrecondition() throws IOException {
+        Path source = Files.createDirectories(dir.resolve("ro-source/sub"));
+        Path view = Files.createDirectories(mountPoint("ro-view"));
+        Mounts.bind(source.getParent(), view, true);
+        Path target = view.resolve("sub");
+
+        assertThatThrownBy(() -> mounter.unpublish(target, Optional.empty()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("read-only mount").hasMessageContaining("EROFS");
+
+        assertThat(target).isDirectory();
+    }
+
+    /**
+     * An empty directory that is a mount point through another path (a bind of its parent made
+     * without the mounts beneath): nothing is mounted on it at the target's path, yet rmdir answers
+     * EBUSY. Refused as a precondition, and the mount on the other path stays.
+     */
+    @Test
+    void unpublishOfADirectoryMountedThroughAnotherPathIsRefusedAsAPrecondition() throws IOException {
+        Path under = Files.createDirectories(mountPoint("busy-source/sub"));
+        Mounts.mount("tmpfs", under, "tmpfs", 0, "size=1m");
+        Path view = Files.createDirectories(mountPoint("busy-view"));
+        Mounts.bind(under.getParent(), view, false); // not recursive: view/sub is the bare directory
+        Path target = view.resolve("sub");
+        assertThat(mountsAt(target)).isEmpty();
+
+        assertThatThrownBy(() -> mounter.unpublish(target, Optional.empty()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("mount point through another path").hasMessageContaining("EBUSY");
+
+        assertThat(target).isDirectory();
+        assertThat(mountsAt(under)).singleElement().satisfies(e -> assertThat(e.fsType()).isEqualTo("tmpfs"));
+    }
+
+    /** A block volume's target file cannot be made on a read-only mount: a precondition, nothing bound. */
+    @Test
+    void publishBlockOnAReadOnlyMountIsRefusedAsAPrecondition() throws IOException {
+        Path device = blankDevice(64 * MIB);
+        Path source = Files.createDirectories(dir.resolve("block-ro-source"));
+        Path view = Files.createDirectories(mountPoint("block-ro-view"));
+        Mounts.bind(source, view, true);
+        Path target = view.resolve("volume-device");
+
+        assertThatThrownBy(() -> mounter.publishBlock(VOLUME, device, target, false))
+                .isInstanceOf(StorageException.Precondition.class).hasMessageContaining("read-only mount");
+
+        assertThat(target).doesNotExist();
+        assertThat(mountsAt(target)).isEmpty();
+    }
+
     // --- helpers ---
 
     private static Path deviceOf(Path staging) throws IOException {
