@@ -3,14 +3,12 @@ package dev.hearth.storage.file;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.FileOps;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.Emptiness;
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,7 +38,7 @@ class ImageEmptinessTest {
     @Test
     void writtenZerosAreProvenEmpty() throws IOException {
         Path image = sparse(8 * MIB);
-        write(image, MIB / 2, new byte[(int) (3 * MIB + 12_345)]);
+        Scratch.writeAt(image, MIB / 2, new byte[(int) (3 * MIB + 12_345)]);
 
         assertThat(FileOps.dataExtents(image)).isNotEmpty();
         assertThat(ImageEmptiness.of(image)).isEqualTo(Emptiness.PROVEN);
@@ -57,7 +55,7 @@ class ImageEmptinessTest {
         long start = MIB / 2;
         byte[] range = new byte[(int) (3 * MIB + 12_345)];
         range[(int) at] = 1;
-        write(image, start, range);
+        Scratch.writeAt(image, start, range);
 
         assertThat(ImageEmptiness.of(image)).isInstanceOfSatisfying(Emptiness.Written.class,
                 written -> assertThat(written.evidence()).contains("at offset " + (start + at) + " "));
@@ -66,7 +64,7 @@ class ImageEmptinessTest {
     @Test
     void moreWrittenThanTheLimitIsUnknownNotProven() throws IOException {
         Path image = sparse(ImageEmptiness.SCAN_LIMIT + 4 * MIB);
-        write(image, 0, new byte[(int) ImageEmptiness.SCAN_LIMIT + 4096]);
+        Scratch.writeAt(image, 0, new byte[(int) ImageEmptiness.SCAN_LIMIT + 4096]);
 
         assertThat(ImageEmptiness.of(image)).isInstanceOf(Emptiness.Unknown.class);
     }
@@ -87,15 +85,5 @@ class ImageEmptinessTest {
             file.setLength(size); // a hole throughout: no extent written
         }
         return image;
-    }
-
-    private static void write(Path image, long offset, byte[] bytes) throws IOException {
-        try (FileChannel channel = FileChannel.open(image, StandardOpenOption.WRITE)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer, offset + buffer.position());
-            }
-            channel.force(false);
-        }
     }
 }
