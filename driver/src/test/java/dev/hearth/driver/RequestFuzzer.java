@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 
 /**
  * Random but well-typed CSI requests. Every field of a request is filled (or left out) through
@@ -53,6 +54,9 @@ final class RequestFuzzer {
     private static final String[] GROUPS = {"", "0", "1000", "-1", "wheel", "4294967296", "65534", "12.5"};
     private static final long[] BYTES = {0, 1, TestDriver.MIB, SIZE, SIZE + 1, TestDriver.GIB, 2 * TestDriver.GIB,
         1L << 40, Long.MAX_VALUE, Long.MIN_VALUE, -1, -TestDriver.MIB, 1000};
+
+    /** The fields the driver takes as paths on the node: {@link #path} and {@link #confined} keep them under the root. */
+    private static final Set<String> PATH_FIELDS = Set.of("staging_target_path", "target_path", "volume_path");
 
     private final Random random;
     private final Path root;
@@ -217,7 +221,9 @@ final class RequestFuzzer {
 
     private String string(String field) {
         if (!coherent && random.nextInt(4) == 0) {
-            return anyString();
+            // A path field's odd value stays under the root too: "/`Za'Nx:E5>r:G-L." once made a
+            // driver publish a volume at the machine's root, and the run's sweep never saw it.
+            return PATH_FIELDS.contains(field) ? confined(anyString()) : anyString();
         }
         return switch (field) {
             case "name" -> coherent && random.nextBoolean() ? focus.name() : "fuzz-" + random.nextInt(6);
