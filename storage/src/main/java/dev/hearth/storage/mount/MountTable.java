@@ -136,15 +136,23 @@ final class MountTable {
                                 + (step.equals(named) ? "" : " lies under " + Quoted.of(step) + ", which")
                                 + " exists and is not a directory");
                     }
-                    if (containing(step).readOnly()) {
-                        throw new StorageException.Precondition(what + " " + Quoted.of(named)
-                                + " cannot be made: " + Quoted.of(step) + " is on a read-only mount");
-                    }
+                    refuseOnReadOnlyMount(step, what, named);
                     break;
                 }
             }
             throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Refuses, as the node's state rather than a failure, the making of {@code named} (the request's
+     * {@code what}) when the existing directory {@code existing} it goes into is on a read-only mount.
+     */
+    static void refuseOnReadOnlyMount(Path existing, String what, Path named) {
+        if (containing(existing).readOnly()) {
+            throw new StorageException.Precondition(what + " " + Quoted.of(named) + " cannot be made: "
+                    + Quoted.of(existing) + " is on a read-only mount");
         }
     }
 }

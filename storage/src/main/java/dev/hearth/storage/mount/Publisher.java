@@ -106,10 +106,7 @@ final class Publisher {
             }
             throw removalRefused(target, e); // ENOENT too: something else took the directory away meanwhile
         } catch (IOException e) {
-            if (MountTable.containing(target.getParent()).readOnly()) {
-                throw new StorageException.Precondition("target path " + Quoted.of(target) + " cannot be made: "
-                        + Quoted.of(target.getParent()) + " is on a read-only mount");
-            }
+            MountTable.refuseOnReadOnlyMount(target.getParent(), "target path", target);
             throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
         }
         Path source = readOnly ? ReadOnlyViews.create(device) : device;
