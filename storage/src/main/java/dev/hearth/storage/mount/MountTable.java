@@ -58,6 +58,11 @@ final class MountTable {
         return entries.stream().anyMatch(m -> device.toString().equals(m.source()));
     }
 
+    /** Where the device's filesystem is mounted (each bind of it too). */
+    List<MountEntry> mountsOf(Path device) {
+        return entries.stream().filter(m -> device.toString().equals(m.source())).toList();
+    }
+
     /** A mount over a directory hides the mounts beneath it: they could be neither used nor unmounted. */
     void requireNothingMountedBeneath(Path path, String what) {
         Path wanted = path.toAbsolutePath().normalize();

@@ -85,7 +85,13 @@ public final class Mounter {
             throw new StorageException.Conflict("volume " + volume + " is published as a raw block device at "
                     + target + "; it cannot be staged as a filesystem too");
         });
-        table.requireNothingMountedBeneath(staging, "staging path"); // both refused before anything is formatted
+        boolean readOnly = (flags.flags() & MountFlags.MS_RDONLY) != 0;
+        table.mountsOf(device).stream().filter(m -> m.hasSuperOption("ro") != readOnly).findFirst().ifPresent(m -> {
+            throw new StorageException.Conflict("volume " + volume + " is staged " + readWrite(!readOnly) + " at "
+                    + m.mountPoint() + "; the kernel mounts a filesystem either read-only or read-write, so it cannot"
+                    + " be staged " + readWrite(readOnly) + " at " + staging + " too");
+        });
+        table.requireNothingMountedBeneath(staging, "staging path"); // all refused before anything is formatted
         MountTable.makeDirectory(staging, "staging path", staging);
         FirstFormat.Prepared prepared = firstFormat.prepare(volume, device, proof, requested);
         FilesystemType type = prepared.type();
@@ -100,11 +106,21 @@ public final class Mounter {
                 throw new StorageException.InvalidArgument("mounting " + type.kernelName() + " with options "
                         + quoted(options) + " failed: " + e.getMessage());
             }
+            if (e.errno() == Errno.EBUSY) {
+                // What the check above cannot see: another holder of the device (a mount in another
+                // namespace, an exclusive open), which is the node's state.
+                throw new StorageException.Precondition("mounting " + device + " at " + staging + ": " + e.getMessage()
+                        + "; the device is held elsewhere on this node");
+            }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
         }
         if (type != FilesystemType.EXT4 && !prepared.madeNow()) {
             grower.growMounted(device, staging, type); // xfs and btrfs grow only while mounted
         }
+    }
+
+    private static String readWrite(boolean readOnly) {
+        return readOnly ? "read-only" : "read-write";
     }
 
     /**
