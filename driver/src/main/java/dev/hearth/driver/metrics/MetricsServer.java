@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,7 +30,26 @@ public final class MetricsServer implements AutoCloseable {
 
     private static final String TEXT = "text/plain; charset=utf-8";
 
-    private static final String NODELAY = "sun.net.httpserver.nodelay";
+    /** The most connections open at once; one beyond them is closed when accepted. */
+    static final int MAX_CONNECTIONS = 32;
+
+    /** How long a connection may take to send a whole request, or to read its answer. */
+    static final int MAX_REQUEST_SECONDS = 10;
+
+    /**
+     * The JDK server's own settings, each set unless the JVM was given it. Without the bounds, a
+     * client that opens connections and sends nothing holds each one for 30 s, and as many as it
+     * likes: 1,006 such connections took every file descriptor of a driver limited to 1,024, and
+     * its Probe then failed on {@code /dev/loop-control} with EMFILE, as would every stage and
+     * create. Prometheus keeps one connection and the kubelet's probe opens one at a time. The
+     * idle check runs every 2 s instead of 10, so a silent connection goes within 12 s.
+     */
+    private static final Map<String, String> BOUNDS = Map.of(
+            "sun.net.httpserver.nodelay", "true",
+            "jdk.httpserver.maxConnections", Integer.toString(MAX_CONNECTIONS),
+            "sun.net.httpserver.maxReqTime", Integer.toString(MAX_REQUEST_SECONDS),
+            "sun.net.httpserver.maxRspTime", Integer.toString(MAX_REQUEST_SECONDS),
+            "sun.net.httpserver.clockTick", "2000");
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -56,12 +76,15 @@ public final class MetricsServer implements AutoCloseable {
             throw new IOException("cannot serve metrics on " + address + ": host '" + address.host()
                     + "' does not resolve");
         }
-        // The JDK's server sends a response's headers and its body in two segments. With Nagle's
-        // algorithm the body then waits for the client's delayed ACK of the headers: 40 ms more for
-        // every scrape on a kept-alive connection. The property is read when the first server is made.
-        if (System.getProperty(NODELAY) == null) {
-            System.setProperty(NODELAY, "true");
-        }
+        // Read when the first server is made. nodelay: the JDK's server sends a response's headers
+        // and its body in two segments, and with Nagle's algorithm the body then waits for the
+        // client's delayed ACK of the headers, 40 ms more for every scrape on a kept-alive
+        // connection. The others: see BOUNDS.
+        BOUNDS.forEach((property, value) -> {
+            if (System.getProperty(property) == null) {
+                System.setProperty(property, value);
+            }
+        });
         HttpServer server;
         try {
             server = HttpServer.create(socket, 0);

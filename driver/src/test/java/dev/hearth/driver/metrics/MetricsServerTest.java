@@ -10,11 +10,14 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -126,6 +129,42 @@ class MetricsServerTest {
 
         assertThat(TestHttp.get(server.port(), "/healthz").statusCode()).isEqualTo(500);
         assertThat(TestHttp.get(server.port(), "/metrics").statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * A client that opens connections and sends nothing: without a bound, each one held a file
+     * descriptor for 30 s and there was no limit to them, so such a client could take every
+     * descriptor of the driver (then every create and stage fails with EMFILE).
+     */
+    @Test
+    void silentConnectionsAreCappedAndClosedAfterTheRequestTime() throws Exception {
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < MetricsServer.MAX_CONNECTIONS; i++) {
+                held.add(silent());
+            }
+            try (Socket beyond = silent()) {
+                assertThat(beyond.getInputStream().read()).as("a connection beyond the cap is closed at once").isEqualTo(-1);
+            }
+            long started = System.nanoTime();
+            for (Socket socket : held) {
+                assertThat(socket.getInputStream().read()).as("a silent connection is closed").isEqualTo(-1);
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("not before the request time")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(MetricsServer.MAX_REQUEST_SECONDS - 2));
+            assertThat(TestHttp.get(server.port(), "/healthz").statusCode()).isEqualTo(200);
+        } finally {
+            for (Socket socket : held) {
+                socket.close();
+            }
+        }
+    }
+
+    private Socket silent() throws IOException {
+        Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), server.port());
+        socket.setSoTimeout(30_000);
+        return socket;
     }
 
     @Test
