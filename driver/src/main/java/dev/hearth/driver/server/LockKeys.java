@@ -36,7 +36,7 @@ import java.util.TreeSet;
 
 /**
  * The {@link VolumeLocks} keys a request takes, all together: the volumes and snapshots it reads or
- * changes. A volume's key is its {@link VolumeId#key()}, which CreateVolume derives from the name,
+ * changes, and the path a node call mounts on or unmounts from. A volume's key is its {@link VolumeId#key()}, which CreateVolume derives from the name,
  * so a create and every later call on that volume meet; a snapshot's is {@value #SNAPSHOT} and its
  * {@link SnapshotId#key()} likewise. An ID hearth never minted is its own key. Every request type
  * of the served services has its case here, locked or not, so a new RPC is a decision.
@@ -45,6 +45,9 @@ public final class LockKeys {
 
     /** Puts snapshot keys apart from volume keys. */
     public static final String SNAPSHOT = "snapshot:";
+
+    /** Puts the keys of a node call's staging or target path apart from the others. */
+    public static final String PATH = "path:";
 
     private LockKeys() {}
 
@@ -86,10 +89,24 @@ public final class LockKeys {
             case ControllerExpandVolumeRequest r -> addVolume(keys, r.getVolumeId());
             case ControllerGetVolumeRequest r -> addVolume(keys, r.getVolumeId());
             case ControllerModifyVolumeRequest r -> addVolume(keys, r.getVolumeId());
-            case NodeStageVolumeRequest r -> addVolume(keys, r.getVolumeId());
-            case NodeUnstageVolumeRequest r -> addVolume(keys, r.getVolumeId());
-            case NodePublishVolumeRequest r -> addVolume(keys, r.getVolumeId());
-            case NodeUnpublishVolumeRequest r -> addVolume(keys, r.getVolumeId());
+            // The path too: two volumes sent to one path at once would both find it free and stack
+            // their mounts there. The kubelet's paths name their volume, so its calls never meet.
+            case NodeStageVolumeRequest r -> {
+                addVolume(keys, r.getVolumeId());
+                addPath(keys, r.getStagingTargetPath());
+            }
+            case NodeUnstageVolumeRequest r -> {
+                addVolume(keys, r.getVolumeId());
+                addPath(keys, r.getStagingTargetPath());
+            }
+            case NodePublishVolumeRequest r -> {
+                addVolume(keys, r.getVolumeId());
+                addPath(keys, r.getTargetPath());
+            }
+            case NodeUnpublishVolumeRequest r -> {
+                addVolume(keys, r.getVolumeId());
+                addPath(keys, r.getTargetPath());
+            }
             case NodeExpandVolumeRequest r -> addVolume(keys, r.getVolumeId());
             case NodeGetVolumeStatsRequest r -> addVolume(keys, r.getVolumeId());
             // About no one volume, or only reading what a list would show: never held up by a slow call.
@@ -107,6 +124,17 @@ public final class LockKeys {
     /** Whether {@code key} is a snapshot's, and whose: for the message of a busy call. */
     static Optional<String> snapshotOf(String key) {
         return key.startsWith(SNAPSHOT) ? Optional.of(key.substring(SNAPSHOT.length())) : Optional.empty();
+    }
+
+    /** Whether {@code key} is a node path's, and which: for the message of a busy call. */
+    static Optional<String> pathOf(String key) {
+        return key.startsWith(PATH) ? Optional.of(key.substring(PATH.length())) : Optional.empty();
+    }
+
+    private static void addPath(Set<String> keys, String path) {
+        if (!path.isEmpty()) {
+            keys.add(PATH + path);
+        }
     }
 
     private static void addVolume(Set<String> keys, String id) {

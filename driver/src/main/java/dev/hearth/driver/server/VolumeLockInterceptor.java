@@ -37,6 +37,7 @@ public final class VolumeLockInterceptor implements ServerInterceptor {
 
     static String busyMessage(String key) {
         String what = LockKeys.snapshotOf(key).map(snapshot -> "snapshot " + Quoted.of(snapshot))
+                .or(() -> LockKeys.pathOf(key).map(path -> "path " + Quoted.of(path)))
                 .orElseGet(() -> "volume " + Quoted.of(key));
         return "an operation on " + what + " is already in progress";
     }

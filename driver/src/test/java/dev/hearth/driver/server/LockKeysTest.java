@@ -113,6 +113,27 @@ class LockKeysTest {
                 .containsExactly(snapshotKey);
     }
 
+    /** Two volumes sent to one path at once would both find it free; the path's key keeps them apart. */
+    @Test
+    void nodeCallsTakeTheirPathWhichTwoVolumesOnOnePathShare() {
+        String first = VolumeId.mint("default", "pvc-1").toString();
+        String second = VolumeId.mint("default", "pvc-2").toString();
+
+        assertThat(LockKeys.of(NodeStageVolumeRequest.newBuilder().setVolumeId(first).setStagingTargetPath("/s").build()))
+                .containsExactlyInAnyOrder(VolumeId.keyOf("pvc-1"), "path:/s");
+        assertThat(LockKeys.of(NodeUnstageVolumeRequest.newBuilder().setVolumeId(second).setStagingTargetPath("/s").build()))
+                .containsExactlyInAnyOrder(VolumeId.keyOf("pvc-2"), "path:/s");
+        assertThat(LockKeys.of(NodePublishVolumeRequest.newBuilder().setVolumeId(first).setStagingTargetPath("/s")
+                        .setTargetPath("/t").build()))
+                .as("a publish only reads its staging path")
+                .containsExactlyInAnyOrder(VolumeId.keyOf("pvc-1"), "path:/t");
+        assertThat(LockKeys.of(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(second).setTargetPath("/t").build()))
+                .containsExactlyInAnyOrder(VolumeId.keyOf("pvc-2"), "path:/t");
+        assertThat(LockKeys.of(NodeUnpublishVolumeRequest.getDefaultInstance())).isEmpty();
+        assertThat(VolumeLockInterceptor.busyMessage("path:/t"))
+                .isEqualTo("an operation on path '/t' is already in progress");
+    }
+
     @Test
     void snapshotKeysNeverMeetVolumeKeys() {
         // A volume named like a snapshot's hashed name gets the snapshot's bare key; the prefix keeps them apart.
