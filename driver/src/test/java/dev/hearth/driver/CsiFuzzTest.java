@@ -16,6 +16,7 @@ import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.linux.Loop;
+import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
@@ -41,7 +42,11 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,10 +109,30 @@ class CsiFuzzTest extends DriverFixture {
     }
 
     /**
+     * The main run's pools and volumes, fuzzed by four clients at once: calls on the same volumes
+     * and paths meet in the driver as no one client's can. Which call wins a meeting depends on
+     * the threads, so a run is not the same every time; a failure still names its request.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void theSameFromFourClientsAtOnce() throws Exception {
+        fuzz(new FilePoolConfig("second", dir.resolve("pool2"), 2 * GIB, Provisioning.THICK, true,
+                RequestFuzzer.SIZE), SEED + 2, REQUESTS, BUDGET, false, 4);
+    }
+
+    private void fuzz(PoolConfig second, long seed, int requests, Duration budget, boolean depth) throws Exception {
+        fuzz(second, seed, requests, budget, depth, 1);
+    }
+
+    /**
      * @param depth whether every deep call must have got past validation at least once (the main
      *     run's seed does; a shorter run's may not, and that says nothing of the driver)
+     * @param clients how many send at once; with one, the run is the same every time
      */
-    private void fuzz(PoolConfig second, long seed, int requests, Duration budget, boolean depth) throws Exception {
+    private void fuzz(PoolConfig second, long seed, int requests, Duration budget, boolean depth, int clients)
+            throws Exception {
         driver.close();
         driver = TestDriver.start(dir, new FilePoolConfig("default", dir.resolve("pool"), 16 * GIB, Provisioning.THIN,
                 true, RequestFuzzer.SIZE), second);
@@ -120,37 +145,75 @@ class CsiFuzzTest extends DriverFixture {
         Map<String, Map<Code, Integer>> tally = new TreeMap<>();
         List<String> failures = new ArrayList<>();
         long started = System.nanoTime();
-        int sent = 0;
-        while (sent < requests && System.nanoTime() - started < budget.toNanos() && failures.size() < 20) {
-            MethodDescriptor<Message, Message> method = methods.get(fuzzer.random(methods.size()));
-            Message request = fuzzer.request(prototype(method));
-            sent++;
-            Status status = call(method, request, fuzzer);
-            if (VERBOSE) {
-                System.out.printf("fuzz #%d %s -> %s %s%n    %s%n", sent, method.getBareMethodName(), status.getCode(),
-                        shown(String.valueOf(status.getDescription())), shown(request));
+        int[] sent = {0};
+        boolean[] stopped = {false};
+        // The fuzzer and what the run keeps are guarded by the fuzzer; only the calls run outside it.
+        Runnable client = () -> {
+            while (true) {
+                MethodDescriptor<Message, Message> method;
+                Message request;
+                int number;
+                synchronized (fuzzer) {
+                    if (stopped[0] || sent[0] >= requests || System.nanoTime() - started >= budget.toNanos()
+                            || failures.size() >= 20) {
+                        return;
+                    }
+                    method = methods.get(fuzzer.random(methods.size()));
+                    request = fuzzer.request(prototype(method));
+                    number = ++sent[0];
+                }
+                Status status = call(method, request, fuzzer);
+                synchronized (fuzzer) {
+                    if (VERBOSE) {
+                        System.out.printf("fuzz #%d %s -> %s %s%n    %s%n", number, method.getBareMethodName(),
+                                status.getCode(), shown(String.valueOf(status.getDescription())), shown(request));
+                    }
+                    tally.computeIfAbsent(method.getBareMethodName(), m -> new TreeMap<>())
+                            .merge(status.getCode(), 1, Integer::sum);
+                    problem(status, method).ifPresent(p -> failures.add("#" + failures.size() + " "
+                            + method.getBareMethodName() + ": " + p + "\n    request: " + shown(request)));
+                    if (status.getCode() == Code.UNAVAILABLE || status.getCode() == Code.DEADLINE_EXCEEDED) {
+                        stopped[0] = true; // the driver is gone or hangs: the rest would only repeat it
+                    }
+                }
             }
-            tally.computeIfAbsent(method.getBareMethodName(), m -> new TreeMap<>()).merge(status.getCode(), 1, Integer::sum);
-            problem(status, method).ifPresent(p -> failures.add("#" + failures.size() + " " + method.getBareMethodName()
-                    + ": " + p + "\n    request: " + shown(request)));
-            if (status.getCode() == Code.UNAVAILABLE || status.getCode() == Code.DEADLINE_EXCEEDED) {
-                break; // the driver is gone or hangs: the rest would only repeat it
+        };
+        if (clients == 1) {
+            client.run();
+        } else {
+            try (ExecutorService threads = Executors.newFixedThreadPool(clients)) {
+                List<Future<?>> running = new ArrayList<>();
+                for (int i = 0; i < clients; i++) {
+                    running.add(threads.submit(client));
+                }
+                for (Future<?> each : running) {
+                    each.get();
+                }
             }
         }
+        int total = sent[0];
         double seconds = (System.nanoTime() - started) / 1e9;
-        System.out.printf("fuzz: seed %d, %d requests in %.1f s%n%s%n", seed, sent, seconds, tally);
+        System.out.printf("fuzz: seed %d, %d clients, %d requests in %.1f s%n%s%n", seed, clients, total, seconds,
+                tally);
 
-        assertThat(failures).as("fuzz seed %d (rerun with -Dhearth.fuzz.seed=%d): %d requests, these failed",
-                seed, seed, sent).isEmpty();
+        assertThat(failures).as("fuzz seed %d (rerun with -Dhearth.fuzz.seed=%d): %d requests from %d clients,"
+                + " these failed", seed, seed, total, clients).isEmpty();
         assertThat(driver.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue())
                 .as("the driver still answers Probe after the fuzz").isTrue();
-        if (depth && sent == requests) { // a run cut short by the time budget may not have got that far
+        if (depth && total == requests) { // a run cut short by the time budget may not have got that far
             for (String deep : List.of("CreateVolume", "CreateSnapshot", "NodeStageVolume", "NodePublishVolume",
                     "NodeUnpublishVolume", "NodeGetVolumeStats", "NodeExpandVolume", "DeleteVolume")) {
                 assertThat(tally.getOrDefault(deep, Map.of()).getOrDefault(Code.OK, 0))
                         .as("requests of %s that got past validation (seed %d)", deep, seed).isPositive();
             }
         }
+
+        // The driver mounts only where nothing is mounted: two mounts on one path are two calls that
+        // both found it free.
+        Map<Path, Long> stacked = TestDriver.mountsUnder(dir.toRealPath()).stream()
+                .collect(Collectors.groupingBy(MountEntry::mountPoint, TreeMap::new, Collectors.counting()));
+        stacked.values().removeIf(count -> count == 1);
+        assertThat(stacked).as("paths with more than one mount (seed %d)", seed).isEmpty();
 
         // Closing the driver must undo whatever the run mounted or attached: check it here, where a
         // leftover still fails the test, then start a driver for the fixture to close.
@@ -223,6 +286,13 @@ class CsiFuzzTest extends DriverFixture {
         } catch (StatusRuntimeException e) {
             return e.getStatus();
         }
+        synchronized (fuzzer) {
+            learn(request, response, fuzzer);
+        }
+        return Status.OK;
+    }
+
+    private static void learn(Message request, Message response, RequestFuzzer fuzzer) {
         if (response instanceof CreateVolumeResponse created && request instanceof CreateVolumeRequest create) {
             boolean raw = create.getVolumeCapabilitiesCount() > 0 && create.getVolumeCapabilities(0).hasBlock();
             fuzzer.learnVolume(fuzzer.known(created.getVolume().getVolumeId(), create.getName(),
@@ -231,7 +301,6 @@ class CsiFuzzTest extends DriverFixture {
         if (response instanceof CreateSnapshotResponse snapshot) {
             fuzzer.learnSnapshot(snapshot.getSnapshot().getSnapshotId());
         }
-        return Status.OK;
     }
 
     private static Optional<String> problem(Status status, MethodDescriptor<?, ?> method) {
