@@ -170,7 +170,7 @@ class CsiFuzzTest extends DriverFixture {
                     }
                     tally.computeIfAbsent(method.getBareMethodName(), m -> new TreeMap<>())
                             .merge(status.getCode(), 1, Integer::sum);
-                    problem(status, method).ifPresent(p -> failures.add("#" + failures.size() + " "
+                    problem(status).ifPresent(p -> failures.add("#" + failures.size() + " "
                             + method.getBareMethodName() + ": " + p + "\n    request: " + shown(request)));
                     if (status.getCode() == Code.UNAVAILABLE || status.getCode() == Code.DEADLINE_EXCEEDED) {
                         stopped[0] = true; // the driver is gone or hangs: the rest would only repeat it
@@ -303,12 +303,12 @@ class CsiFuzzTest extends DriverFixture {
         }
     }
 
-    private static Optional<String> problem(Status status, MethodDescriptor<?, ?> method) {
+    private static Optional<String> problem(Status status) {
         if (status.isOk()) {
             return Optional.empty();
         }
         String description = status.getDescription();
-        if (FORBIDDEN.contains(status.getCode()) && !lacksCapability(status, method)) {
+        if (FORBIDDEN.contains(status.getCode())) {
             return Optional.of(status.getCode() + " " + shown(String.valueOf(description)));
         }
         if (description == null || description.isBlank()) {
@@ -319,15 +319,6 @@ class CsiFuzzTest extends DriverFixture {
                     + " characters: " + shown(description));
         }
         return Optional.empty();
-    }
-
-    /**
-     * Growing a mounted ext4 needs CAP_SYS_RESOURCE, which the test host may not grant (README):
-     * a real failure of the node, rightly INTERNAL, and the one the fuzz lets pass.
-     */
-    private static boolean lacksCapability(Status status, MethodDescriptor<?, ?> method) {
-        return status.getCode() == Code.INTERNAL && method.getBareMethodName().equals("NodeExpandVolume")
-                && String.valueOf(status.getDescription()).contains("needs CAP_SYS_RESOURCE, which this process lacks");
     }
 
     /** Every unary RPC of the three services; the node's, which reach the most code, three times. */

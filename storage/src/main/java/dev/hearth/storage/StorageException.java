@@ -61,6 +61,10 @@ public abstract sealed class StorageException extends RuntimeException
         public Precondition(String message) {
             super(message, null);
         }
+
+        public Precondition(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** Another operation holds the volume; the caller should retry later. */

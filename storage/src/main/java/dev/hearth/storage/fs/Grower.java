@@ -49,8 +49,9 @@ public final class Grower {
      * {@code btrfs filesystem resize max <mountPoint>}.
      *
      * @throws StorageException.Failed if the sizes cannot be read, the filesystem is larger than its
-     *     device, or the tool fails (for ext4 refused for want of CAP_SYS_RESOURCE, the message names
-     *     the capability)
+     *     device, or the tool fails
+     * @throws StorageException.Precondition for an ext4 the kernel will not grow for want of
+     *     CAP_SYS_RESOURCE (the message names the capability)
      */
     public void growMounted(Path device, Path mountPoint, FilesystemType type) {
         long deviceSize;
@@ -74,8 +75,10 @@ public final class Grower {
             tool.run(command, GROW_TIMEOUT);
         } catch (ToolException e) {
             if (type == FilesystemType.EXT4 && lacksSysResource()) {
-                throw StorageException.Failed.byTool("growing ext4 on " + device + " online needs CAP_SYS_RESOURCE,"
-                        + " which this process lacks; grant it to the driver's container. " + e.getMessage(), e);
+                // The node's state, which its admin fixes; nothing failed that a retry would not repeat.
+                throw new StorageException.Precondition("growing ext4 on " + device + " online needs"
+                        + " CAP_SYS_RESOURCE, which this process lacks; grant it to the driver's container. "
+                        + e.getMessage(), e);
             }
             throw StorageException.Failed.byTool("growing the " + type.kernelName() + " filesystem on " + device
                     + ": " + e.getMessage(), e);

@@ -74,8 +74,8 @@ class GrowerTest {
 
     /**
      * One test for both kinds of host, so neither skips: with CAP_SYS_RESOURCE the mounted ext4
-     * grows; without it (this project's CI) the grow fails naming the capability and nothing is
-     * lost. Ext4OnlineGrowUmlTest runs the growing case in a user-mode-Linux guest everywhere.
+     * grows; without it (this project's CI) the grow is refused as the node's state (FAILED_PRECONDITION,
+     * not INTERNAL), naming the capability, and nothing is lost. Ext4OnlineGrowUmlTest runs the growing case in a user-mode-Linux guest everywhere.
      */
     @Test
     void ext4GrowsOnlineWithCapSysResourceAndOtherwiseFailsNamingItAndKeepsItsData() throws IOException {
@@ -92,7 +92,7 @@ class GrowerTest {
             assertThat(ran).hasSize(1);
         } else {
             assertThatThrownBy(() -> grower.growMounted(fs.device().path(), fs.mountPoint(), FilesystemType.EXT4))
-                    .isInstanceOf(StorageException.Failed.class)
+                    .isInstanceOf(StorageException.Precondition.class)
                     .hasMessageContaining("needs CAP_SYS_RESOURCE")
                     .hasMessageContaining("Permission denied to resize filesystem")
                     .hasCauseInstanceOf(ToolException.class);
