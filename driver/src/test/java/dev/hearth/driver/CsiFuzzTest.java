@@ -80,8 +80,7 @@ class CsiFuzzTest extends DriverFixture {
     @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void randomRequestsToEveryRpcGetAnAnswerThatIsNeverInternalOrUnknown() throws Exception {
-        fuzz(new FilePoolConfig("second", dir.resolve("pool2"), 2 * GIB, Provisioning.THICK, true,
-                RequestFuzzer.SIZE), SEED, REQUESTS, BUDGET, true);
+        fuzz(secondFilePool(), SEED, REQUESTS, BUDGET, true);
     }
 
     /**
@@ -118,8 +117,11 @@ class CsiFuzzTest extends DriverFixture {
     @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void theSameFromFourClientsAtOnce() throws Exception {
-        fuzz(new FilePoolConfig("second", dir.resolve("pool2"), 2 * GIB, Provisioning.THICK, true,
-                RequestFuzzer.SIZE), SEED + 2, REQUESTS, BUDGET, false, 4);
+        fuzz(secondFilePool(), SEED + 2, REQUESTS, BUDGET, false, 4);
+    }
+
+    private FilePoolConfig secondFilePool() {
+        return new FilePoolConfig("second", dir.resolve("pool2"), 2 * GIB, Provisioning.THICK, true, RequestFuzzer.SIZE);
     }
 
     private void fuzz(PoolConfig second, long seed, int requests, Duration budget, boolean depth) throws Exception {

@@ -91,22 +91,10 @@ public final class LockKeys {
             case ControllerModifyVolumeRequest r -> addVolume(keys, r.getVolumeId());
             // The path too: two volumes sent to one path at once would both find it free and stack
             // their mounts there. The kubelet's paths name their volume, so its calls never meet.
-            case NodeStageVolumeRequest r -> {
-                addVolume(keys, r.getVolumeId());
-                addPath(keys, r.getStagingTargetPath());
-            }
-            case NodeUnstageVolumeRequest r -> {
-                addVolume(keys, r.getVolumeId());
-                addPath(keys, r.getStagingTargetPath());
-            }
-            case NodePublishVolumeRequest r -> {
-                addVolume(keys, r.getVolumeId());
-                addPath(keys, r.getTargetPath());
-            }
-            case NodeUnpublishVolumeRequest r -> {
-                addVolume(keys, r.getVolumeId());
-                addPath(keys, r.getTargetPath());
-            }
+            case NodeStageVolumeRequest r -> addVolumeAndPath(keys, r.getVolumeId(), r.getStagingTargetPath());
+            case NodeUnstageVolumeRequest r -> addVolumeAndPath(keys, r.getVolumeId(), r.getStagingTargetPath());
+            case NodePublishVolumeRequest r -> addVolumeAndPath(keys, r.getVolumeId(), r.getTargetPath());
+            case NodeUnpublishVolumeRequest r -> addVolumeAndPath(keys, r.getVolumeId(), r.getTargetPath());
             case NodeExpandVolumeRequest r -> addVolume(keys, r.getVolumeId());
             case NodeGetVolumeStatsRequest r -> addVolume(keys, r.getVolumeId());
             // About no one volume, or only reading what a list would show: never held up by a slow call.
@@ -131,7 +119,8 @@ public final class LockKeys {
         return key.startsWith(PATH) ? Optional.of(key.substring(PATH.length())) : Optional.empty();
     }
 
-    private static void addPath(Set<String> keys, String path) {
+    private static void addVolumeAndPath(Set<String> keys, String id, String path) {
+        addVolume(keys, id);
         if (!path.isEmpty()) {
             keys.add(PATH + path);
         }
