@@ -180,17 +180,13 @@ class CsiFuzzTest extends DriverFixture {
                 }
             }
         };
-        if (clients == 1) {
-            client.run();
-        } else {
-            try (ExecutorService threads = Executors.newFixedThreadPool(clients)) {
-                List<Future<?>> running = new ArrayList<>();
-                for (int i = 0; i < clients; i++) {
-                    running.add(threads.submit(client));
-                }
-                for (Future<?> each : running) {
-                    each.get();
-                }
+        try (ExecutorService threads = Executors.newFixedThreadPool(clients)) {
+            List<Future<?>> running = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                running.add(threads.submit(client));
+            }
+            for (Future<?> each : running) {
+                each.get();
             }
         }
         int total = sent[0];

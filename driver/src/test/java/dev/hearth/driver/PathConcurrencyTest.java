@@ -11,6 +11,7 @@ import dev.hearth.linux.testing.RequiresTools;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,7 +122,7 @@ class PathConcurrencyTest extends DriverFixture {
         try {
             return MountInfo.read().stream().filter(m -> m.mountPoint().equals(path)).toList();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 }

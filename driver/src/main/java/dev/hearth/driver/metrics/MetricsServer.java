@@ -37,7 +37,10 @@ public final class MetricsServer implements AutoCloseable {
     static final int MAX_REQUEST_SECONDS = 10;
 
     /**
-     * The JDK server's own settings, each set unless the JVM was given it. Without the bounds, a
+     * The JDK server's own settings, each set unless the JVM was given it; read when the first
+     * server is made. nodelay: the server sends a response's headers and its body in two segments,
+     * and with Nagle's algorithm the body then waits for the client's delayed ACK of the headers, 40
+     * ms more for every scrape on a kept-alive connection. The others bound it: without them, a
      * client that opens connections and sends nothing holds each one for 30 s, and as many as it
      * likes: 1,006 such connections took every file descriptor of a driver limited to 1,024, and
      * its Probe then failed on {@code /dev/loop-control} with EMFILE, as would every stage and
@@ -78,10 +81,6 @@ public final class MetricsServer implements AutoCloseable {
             throw new IOException("cannot serve metrics on " + address + ": host '" + address.host()
                     + "' does not resolve");
         }
-        // Read when the first server is made. nodelay: the JDK's server sends a response's headers
-        // and its body in two segments, and with Nagle's algorithm the body then waits for the
-        // client's delayed ACK of the headers, 40 ms more for every scrape on a kept-alive
-        // connection. The others: see BOUNDS.
         BOUNDS.forEach((property, value) -> {
             if (System.getProperty(property) == null) {
                 System.setProperty(property, value);

@@ -36,9 +36,10 @@ import java.util.TreeSet;
 
 /**
  * The {@link VolumeLocks} keys a request takes, all together: the volumes and snapshots it reads or
- * changes, and the path a node call mounts on or unmounts from. A volume's key is its {@link VolumeId#key()}, which CreateVolume derives from the name,
- * so a create and every later call on that volume meet; a snapshot's is {@value #SNAPSHOT} and its
- * {@link SnapshotId#key()} likewise. An ID hearth never minted is its own key. Every request type
+ * changes, and the path a node call mounts on or unmounts from. A volume's key is its
+ * {@link VolumeId#key()}, which CreateVolume derives from the name, so a create and every later call
+ * on that volume meet; a snapshot's is {@value #SNAPSHOT} and its {@link SnapshotId#key()} likewise;
+ * a path's is {@value #PATH} and the path. An ID hearth never minted is its own key. Every request type
  * of the served services has its case here, locked or not, so a new RPC is a decision.
  */
 public final class LockKeys {

@@ -55,7 +55,7 @@ final class MountTable {
 
     /** Whether the device's filesystem is mounted anywhere. */
     boolean hasMounted(Path device) {
-        return entries.stream().anyMatch(m -> device.toString().equals(m.source()));
+        return !mountsOf(device).isEmpty();
     }
 
     /** Where the device's filesystem is mounted (each bind of it too). */
