@@ -314,7 +314,7 @@ class CsiFuzzTest extends DriverFixture {
         return Status.OK;
     }
 
-    private static void learn(Message request, Message response, RequestFuzzer fuzzer) {
+    static void learn(Message request, Message response, RequestFuzzer fuzzer) {
         if (response instanceof CreateVolumeResponse created && request instanceof CreateVolumeRequest create) {
             boolean raw = create.getVolumeCapabilitiesCount() > 0 && create.getVolumeCapabilities(0).hasBlock();
             fuzzer.learnVolume(fuzzer.known(created.getVolume().getVolumeId(), create.getName(),
@@ -325,12 +325,17 @@ class CsiFuzzTest extends DriverFixture {
         }
     }
 
-    private static Optional<String> problem(Status status) {
+    static Optional<String> problem(Status status) {
+        return problem(status, FORBIDDEN);
+    }
+
+    /** What is wrong with an answer: a code of {@code forbidden}, no message, or one too long. */
+    static Optional<String> problem(Status status, Set<Code> forbidden) {
         if (status.isOk()) {
             return Optional.empty();
         }
         String description = status.getDescription();
-        if (FORBIDDEN.contains(status.getCode())) {
+        if (forbidden.contains(status.getCode())) {
             return Optional.of(status.getCode() + " " + shown(String.valueOf(description)));
         }
         if (description == null || description.isBlank()) {
@@ -345,7 +350,7 @@ class CsiFuzzTest extends DriverFixture {
 
     /** Every unary RPC of the three services; the node's, which reach the most code, three times. */
     @SuppressWarnings("unchecked")
-    private static List<MethodDescriptor<Message, Message>> methods() {
+    static List<MethodDescriptor<Message, Message>> methods() {
         List<MethodDescriptor<Message, Message>> methods = new ArrayList<>();
         for (ServiceDescriptor service : List.of(IdentityGrpc.getServiceDescriptor(),
                 ControllerGrpc.getServiceDescriptor(), NodeGrpc.getServiceDescriptor())) {
@@ -359,12 +364,12 @@ class CsiFuzzTest extends DriverFixture {
         return methods;
     }
 
-    private static Message prototype(MethodDescriptor<Message, Message> method) {
+    static Message prototype(MethodDescriptor<Message, Message> method) {
         return (Message) ((MethodDescriptor.PrototypeMarshaller<?>) method.getRequestMarshaller()).getMessagePrototype();
     }
 
     /** A request or message as a bounded, printable line. */
-    private static String shown(Object value) {
+    static String shown(Object value) {
         String text = value instanceof Message m ? TextFormat.shortDebugString(m) : value.toString();
         int length = text.length();
         text = text.replaceAll("(.)\\1{40,}", "$1$1$1…");

@@ -91,6 +91,11 @@ final class KillableHearth implements AutoCloseable {
         return lastStart;
     }
 
+    /** The channel to the driver now running: a new one after each start. */
+    ManagedChannel channel() {
+        return channel;
+    }
+
     ControllerGrpc.ControllerBlockingStub controller() {
         return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
