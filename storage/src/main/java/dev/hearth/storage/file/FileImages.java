@@ -84,12 +84,18 @@ final class FileImages {
         return bases;
     }
 
-    /** Removes an image and its metadata; the image goes first, so a crash leaves metadata a retry clears. */
+    /**
+     * Removes an image and its metadata. The metadata goes first: from then on the volume or snapshot
+     * does not exist for any call, and a crash before the image goes leaves an image without metadata,
+     * which {@link #removeUnfinished} removes as the pool opens (a retried delete finds nothing and
+     * succeeds). The other order left, after a crash, a volume that was listed and could be staged,
+     * snapshotted or cloned with no image behind it.
+     */
     void delete(ImageFiles files, String what) {
         try {
+            Files.deleteIfExists(files.metadata());
             Files.deleteIfExists(files.image());
             Files.deleteIfExists(files.partial());
-            Files.deleteIfExists(files.metadata());
             AtomicFiles.syncDirectory(directory);
         } catch (IOException e) {
             throw new StorageException.Failed("deleting " + what + ": " + e.getMessage(), e);

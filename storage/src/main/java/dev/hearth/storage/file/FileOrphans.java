@@ -53,8 +53,8 @@ final class FileOrphans {
             } else if (name.endsWith(ImageFiles.IMAGE) && !Files.exists(sibling(file, ImageFiles.IMAGE,
                     ImageFiles.METADATA))) {
                 found.add(orphan(pool, Orphan.Kind.BACKING_WITHOUT_RECORD, file, volumes, ImageFiles.IMAGE,
-                        "a " + what + " image without its metadata file: a create cut short, or in its last step "
-                                + "(the driver removes such an image when it next starts)"));
+                        "a " + what + " image without its metadata file: a create cut short, or in its last step, or a "
+                                + "delete cut short (the driver removes such an image when it next starts)"));
             } else if (name.endsWith(ImageFiles.METADATA) && !Files.exists(sibling(file, ImageFiles.METADATA,
                     ImageFiles.IMAGE))) {
                 found.add(orphan(pool, Orphan.Kind.RECORD_WITHOUT_BACKING, file, volumes, ImageFiles.METADATA,

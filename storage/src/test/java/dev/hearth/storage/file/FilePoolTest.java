@@ -703,6 +703,43 @@ class FilePoolTest {
         assertThat(poolFiles()).containsExactlyInAnyOrder(crashed + ".img", crashed + ".meta");
     }
 
+    /**
+     * A delete stopped after its first removal (a kill there; here the image cannot be removed, as
+     * a non-empty directory stands in its place) must leave a volume that no call finds, not one
+     * that is listed with nothing behind it: the metadata goes first. FuzzCrashIT met the other
+     * order: a NodeStageVolume after the restart answered INTERNAL "has lost its image file".
+     */
+    @Test
+    void aDeleteStoppedMidwayLeavesNoVolumeBehindWhichAnotherCallFinds() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 4 * MIB, 0, Map.of()));
+        Path image = image(volume.id());
+        Files.delete(image);
+        Files.writeString(Files.createDirectories(image).resolve("blocker"), "x");
+
+        assertThatThrownBy(() -> pool.delete(volume.id())).isInstanceOf(StorageException.Failed.class);
+
+        assertThat(pool.find(volume.id())).as("the volume after the stopped delete").isEmpty();
+        assertThat(pool.list()).isEmpty();
+        Files.delete(image.resolve("blocker"));
+        pool.delete(volume.id()); // the retry finishes it
+        assertThat(poolFiles()).isEmpty();
+    }
+
+    @Test
+    void openRemovesTheImageOfADeleteStoppedAfterItsMetadata() throws IOException {
+        FilePool pool = open(16 * MIB, Provisioning.THICK);
+        Volume volume = pool.create(request("pvc-1", 12 * MIB, 0, Map.of()));
+        Files.delete(pool.config().directory().resolve(volume.id() + ".meta"));
+
+        FilePool reopened = open(16 * MIB, Provisioning.THICK);
+
+        assertThat(poolFiles()).isEmpty();
+        assertThat(reopened.find(volume.id())).isEmpty();
+        assertThat(reopened.capacity().availableBytes()).isEqualTo(16 * MIB);
+        reopened.delete(volume.id()); // what the provisioner's retry sends
+    }
+
     @Test
     void retriedCreateReplacesTheImageACrashLeftWithoutReopening() throws IOException {
         FilePool pool = open(16 * MIB, Provisioning.THIN);
