@@ -19,6 +19,7 @@ import dev.hearth.node.NodeService;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Pools;
+import dev.hearth.storage.VolumeId;
 import dev.hearth.storage.device.DevicePool;
 import dev.hearth.storage.device.DevicePoolConfig;
 import dev.hearth.storage.file.FilePool;
@@ -111,6 +112,9 @@ public final class Driver implements AutoCloseable {
         ToolRunner tools = new ToolRunner();
         Grower grower = new Grower(tools);
         FormatJournal journal = new FormatJournal(settings.stateDir().resolve("formatting"));
+        for (VolumeId gone : journal.forgetDeleted(id -> mayExist(pools, id))) {
+            LOG.info(() -> "dropped the records of " + gone + ", deleted by a DeleteVolume that did not finish");
+        }
         Mounter mounter = new Mounter(new Formatter(tools), journal, grower, settings.defaultFsType());
         boolean expansion = pools.anyHas(PoolFeature.EXPANSION);
         HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());
@@ -191,6 +195,18 @@ public final class Driver implements AutoCloseable {
     /** The build's version, from the resource Maven filters at build time. */
     public static String version() {
         return BuildInfo.read().version();
+    }
+
+    /**
+     * Whether the volume may still exist: true unless its pool is here and says it is gone. A pool
+     * that cannot look (its volume group missing at boot) keeps the volume's records.
+     */
+    private static boolean mayExist(Pools pools, VolumeId id) {
+        try {
+            return pools.of(id).map(pool -> pool.find(id).isPresent()).orElse(true);
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     /** Everything that keeps the driver from serving: the node's lacks, then each pool's. */

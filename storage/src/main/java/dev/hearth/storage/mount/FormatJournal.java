@@ -10,6 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Records, per volume, that its first mkfs has begun and not yet finished, and likewise an offline
@@ -106,6 +110,31 @@ public final class FormatJournal {
         close(entry(volume, FORMATTING), "the format record of " + volume);
         close(entry(volume, GROWING), "the growth record of " + volume);
         clearViews(volume);
+    }
+
+    /**
+     * Drops the records of every volume that {@code exists} says is gone, and returns those volumes.
+     * A DeleteVolume killed after its volume went and before {@link #forget} leaves them; a
+     * provisioner retries the delete, which forgets them, but a client that does not would leave
+     * them for a volume made again under the same name. For the start, before any call.
+     */
+    public List<VolumeId> forgetDeleted(Predicate<VolumeId> exists) {
+        String[] names = directory.toFile().list();
+        if (names == null) {
+            return List.of();
+        }
+        Set<VolumeId> gone = new LinkedHashSet<>();
+        for (String name : names) {
+            for (String suffix : List.of(FORMATTING, GROWING, VIEWS)) {
+                if (name.endsWith(suffix)) {
+                    VolumeId.parse(name.substring(0, name.length() - suffix.length()))
+                            .filter(id -> !gone.contains(id) && !exists.test(id))
+                            .ifPresent(gone::add);
+                }
+            }
+        }
+        gone.forEach(this::forget);
+        return List.copyOf(gone);
     }
 
     private void open(Path entry, Path device, String what) {

@@ -56,4 +56,23 @@ class FormatJournalTest {
                     .satisfies(entry -> assertThat(Files.readString(entry)).isEqualTo("/dev/loop8\n"));
         }
     }
+
+    @Test
+    void forgetDeletedDropsEveryRecordOfTheVolumesThatAreGoneAndKeepsTheRest() throws IOException {
+        FormatJournal journal = new FormatJournal(dir.resolve("formatting"));
+        journal.begin(VOLUME, Path.of("/dev/loop7"));
+        journal.beginGrowth(VOLUME, Path.of("/dev/loop7"));
+        journal.markViews(VOLUME);
+        journal.begin(OTHER, Path.of("/dev/loop8"));
+        Files.writeString(dir.resolve("formatting/not-a-volume-id.formatting"), "?");
+
+        assertThat(journal.forgetDeleted(id -> !id.equals(VOLUME))).containsExactly(VOLUME);
+
+        assertThat(journal.isOpen(VOLUME)).isFalse();
+        assertThat(journal.isGrowing(VOLUME)).isFalse();
+        assertThat(journal.hasViews(VOLUME)).isFalse();
+        assertThat(journal.isOpen(OTHER)).as("a volume that still exists keeps its record").isTrue();
+        assertThat(dir.resolve("formatting/not-a-volume-id.formatting")).as("no volume's: not ours to judge").exists();
+        assertThat(journal.forgetDeleted(id -> true)).isEmpty();
+    }
 }
