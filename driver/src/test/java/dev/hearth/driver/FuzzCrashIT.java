@@ -9,6 +9,7 @@ import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
+import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.ListSnapshotsRequest;
 import dev.hearth.csi.v1.ListSnapshotsResponse;
 import dev.hearth.csi.v1.ListVolumesRequest;
@@ -16,8 +17,10 @@ import dev.hearth.csi.v1.ListVolumesResponse;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.Loop;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
 import io.grpc.CallOptions;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -63,6 +66,12 @@ import org.junit.jupiter.api.io.TempDir;
  * first volume: a volume or snapshot that a kill left half-made and the driver neither lists nor
  * cleans up is a leak. The seed is printed; {@code -Dhearth.crash.seed=} repeats the requests and
  * the kill times, {@code -Dhearth.fuzz.kills=} sets the number of kills (8 unless given).
+ *
+ * <p>What it found: a file-pool delete killed between removing the image and the metadata left a
+ * volume that was listed and could be staged with no image (INTERNAL), and one killed before it
+ * dropped the volume's format record left that record for good (see {@code FilePoolTest} and
+ * {@code NodeSafetyTest}, which pin both). With the pool's removal of unfinished images taken out,
+ * two runs of 24 kills failed, one on an image left in the pool and one on INTERNAL.
  */
 @RequiresRoot
 @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})
@@ -88,6 +97,34 @@ class FuzzCrashIT {
 
     @Test
     void randomRequestsWhileTheDriverIsKilledGetNoInternalAndLeaveNothingUnlisted() throws Exception {
+        fuzzAcrossKills("name=second,create=true,dir=" + dir.resolve("pool2")
+                + ",capacity=2Gi,reserve=0,provisioning=thick,default-size=64Mi");
+    }
+
+    /**
+     * The same with the second pool a device pool (four loop devices over sparse files); at the end
+     * its capacity must be what it was before the first volume: every disk back in the pool.
+     */
+    @Test
+    void theSameWithADevicePoolBesideTheFilePool(@TempDir Path disksDir) throws Exception {
+        // The disks' files lie outside dir, whose loop devices the reboot's reset detaches.
+        List<String> disks = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                Path file = Scratch.sparseFile(disksDir.resolve("disk" + i + ".img"), RequestFuzzer.SIZE);
+                disks.add(Loop.attach(file, false, false).path().toString());
+            }
+            fuzzAcrossKills("name=second,kind=device,disks=" + String.join("|", disks));
+        } finally {
+            if (hearth != null) {
+                hearth.close();
+            }
+            TestDriver.sweep(dir); // what is mounted from a disk, before the disk goes
+            TestDriver.sweep(disksDir);
+        }
+    }
+
+    private void fuzzAcrossKills(String secondPool) throws Exception {
         long seed = Long.getLong("hearth.crash.seed", new SecureRandom().nextLong());
         int kills = Integer.getInteger("hearth.fuzz.kills", 8);
         System.out.println("FuzzCrashIT: seed " + seed + " (repeat the requests and kill times with"
@@ -99,12 +136,12 @@ class FuzzCrashIT {
                         "--metrics-address", "",
                         "--pool", "name=default,create=true,dir=" + dir.resolve("pool") + ",capacity=16Gi,reserve=0,provisioning=thin,"
                                 + "default-size=64Mi",
-                        "--pool", "name=second,create=true,dir=" + dir.resolve("pool2") + ",capacity=2Gi,reserve=0,provisioning=thick,"
-                                + "default-size=64Mi"));
+                        "--pool", secondPool));
         hearth.start();
         hearth.stop(); // writes the class archive: every restart after this one is faster
         hearth.start();
         Map<Path, List<String>> basePools = pools();
+        long baseCapacity = secondCapacity();
 
         Random random = new Random(seed);
         RequestFuzzer fuzzer = new RequestFuzzer(new Random(seed), root);
@@ -204,6 +241,8 @@ class FuzzCrashIT {
         System.out.println("FuzzCrashIT: deleted the " + volumes + " volumes and " + snapshots + " snapshots left");
         assertThat(volumeIds()).as("volumes listed after all were deleted").isEmpty();
         assertThat(snapshotIds()).as("snapshots listed after all were deleted").isEmpty();
+        assertThat(secondCapacity()).as("the second pool's capacity once every listed volume is deleted (seed %d)",
+                seed).isEqualTo(baseCapacity);
         hearth.stop();
         assertThat(pools()).as("the pools' files once every listed volume and snapshot is deleted (seed %d)", seed)
                 .isEqualTo(basePools);
@@ -242,6 +281,15 @@ class FuzzCrashIT {
         fuzzer.learnFixture(fixtures.resolve("full"));
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
         fuzzer.learnFixture(Files.createSymbolicLink(fixtures.resolve("link-dir"), elsewhere));
+    }
+
+    /**
+     * What GetCapacity gives for the second pool: for a device pool, its free disks. (A file pool's
+     * also follows the free space of the filesystem it shares with the driver's logs.)
+     */
+    private long secondCapacity() {
+        return hearth.controller().getCapacity(GetCapacityRequest.newBuilder()
+                .putParameters("hearth.dev/pool", "second").build()).getAvailableCapacity();
     }
 
     private static void pause() {
