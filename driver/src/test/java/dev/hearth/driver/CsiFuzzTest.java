@@ -15,11 +15,9 @@ import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
-import dev.hearth.linux.Loop;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
-import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.file.FilePoolConfig;
@@ -98,12 +96,8 @@ class CsiFuzzTest extends DriverFixture {
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void theSameWithADevicePoolBesideTheFilePool(@TempDir Path disksDir) throws Exception {
         // The disks' files lie outside the driver's directory, which closing a driver sweeps of loop devices.
-        List<String> disks = new ArrayList<>();
         try {
-            for (int i = 0; i < 4; i++) {
-                Path file = Scratch.sparseFile(disksDir.resolve("disk" + i + ".img"), RequestFuzzer.SIZE);
-                disks.add(Loop.attach(file, false, false).path().toString());
-            }
+            List<String> disks = TestDriver.disks(disksDir, 4, RequestFuzzer.SIZE);
             fuzz(PoolSpec.parse("name=second,kind=device,disks=" + String.join("|", disks), dir.resolve("state"))
                     .config(), SEED + 1, REQUESTS / 2, BUDGET.dividedBy(2), false);
         } finally {

@@ -10,17 +10,11 @@ import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
-import dev.hearth.csi.v1.ListSnapshotsRequest;
-import dev.hearth.csi.v1.ListSnapshotsResponse;
-import dev.hearth.csi.v1.ListVolumesRequest;
-import dev.hearth.csi.v1.ListVolumesResponse;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
-import dev.hearth.linux.Loop;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
-import dev.hearth.linux.testing.Scratch;
 import io.grpc.CallOptions;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -108,12 +102,8 @@ class FuzzCrashIT {
     @Test
     void theSameWithADevicePoolBesideTheFilePool(@TempDir Path disksDir) throws Exception {
         // The disks' files lie outside dir, whose loop devices the reboot's reset detaches.
-        List<String> disks = new ArrayList<>();
         try {
-            for (int i = 0; i < 4; i++) {
-                Path file = Scratch.sparseFile(disksDir.resolve("disk" + i + ".img"), RequestFuzzer.SIZE);
-                disks.add(Loop.attach(file, false, false).path().toString());
-            }
+            List<String> disks = TestDriver.disks(disksDir, 4, RequestFuzzer.SIZE);
             fuzzAcrossKills("name=second,kind=device,disks=" + String.join("|", disks));
         } finally {
             if (hearth != null) {
@@ -229,18 +219,18 @@ class FuzzCrashIT {
         TestDriver.sweep(dir);
         hearth.start();
         int snapshots = 0;
-        for (String id : snapshotIds()) {
+        for (String id : TestDriver.snapshotIds(hearth.controller())) {
             hearth.controller().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build());
             snapshots++;
         }
         int volumes = 0;
-        for (String id : volumeIds()) {
+        for (String id : TestDriver.volumeIds(hearth.controller())) {
             hearth.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             volumes++;
         }
         System.out.println("FuzzCrashIT: deleted the " + volumes + " volumes and " + snapshots + " snapshots left");
-        assertThat(volumeIds()).as("volumes listed after all were deleted").isEmpty();
-        assertThat(snapshotIds()).as("snapshots listed after all were deleted").isEmpty();
+        assertThat(TestDriver.volumeIds(hearth.controller())).as("volumes listed after all were deleted").isEmpty();
+        assertThat(TestDriver.snapshotIds(hearth.controller())).as("snapshots listed after all were deleted").isEmpty();
         assertThat(secondCapacity()).as("the second pool's capacity once every listed volume is deleted (seed %d)",
                 seed).isEqualTo(baseCapacity);
         hearth.stop();
@@ -300,29 +290,7 @@ class FuzzCrashIT {
         }
     }
 
-    private List<String> volumeIds() {
-        List<String> ids = new ArrayList<>();
-        String token = "";
-        do {
-            ListVolumesResponse page = hearth.controller().listVolumes(ListVolumesRequest.newBuilder()
-                    .setStartingToken(token).build());
-            page.getEntriesList().forEach(e -> ids.add(e.getVolume().getVolumeId()));
-            token = page.getNextToken();
-        } while (!token.isEmpty());
-        return ids;
-    }
 
-    private List<String> snapshotIds() {
-        List<String> ids = new ArrayList<>();
-        String token = "";
-        do {
-            ListSnapshotsResponse page = hearth.controller().listSnapshots(ListSnapshotsRequest.newBuilder()
-                    .setStartingToken(token).build());
-            page.getEntriesList().forEach(e -> ids.add(e.getSnapshot().getSnapshotId()));
-            token = page.getNextToken();
-        } while (!token.isEmpty());
-        return ids;
-    }
 
     /** Every file under each pool's directory, by pool. */
     private Map<Path, List<String>> pools() throws IOException {

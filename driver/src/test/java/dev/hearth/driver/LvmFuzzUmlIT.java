@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.csi.v1.DeleteSnapshotRequest;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
-import dev.hearth.csi.v1.ListSnapshotsRequest;
-import dev.hearth.csi.v1.ListSnapshotsResponse;
-import dev.hearth.csi.v1.ListVolumesRequest;
-import dev.hearth.csi.v1.ListVolumesResponse;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.UserModeLinux;
@@ -18,7 +14,6 @@ import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.logging.Level;
@@ -91,45 +86,23 @@ class LvmFuzzUmlIT {
 
             try (TestDriver driver = TestDriver.start(work, CsiFuzzTest.defaultPool(work), second)) {
                 int snapshots = 0;
-                for (String id : snapshotIds(driver)) {
+                for (String id : TestDriver.snapshotIds(driver.controller())) {
                     driver.controller().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build());
                     snapshots++;
                 }
                 int volumes = 0;
-                for (String id : volumeIds(driver)) {
+                for (String id : TestDriver.volumeIds(driver.controller())) {
                     driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
                     volumes++;
                 }
                 System.out.println("guest: " + kind + ": deleted the " + volumes + " volumes and " + snapshots
                         + " snapshots left");
-                assertThat(volumeIds(driver)).as("volumes listed after all were deleted").isEmpty();
+                assertThat(TestDriver.volumeIds(driver.controller())).as("volumes listed after all were deleted").isEmpty();
             }
             assertThat(lvm.lvs().keySet()).as("the group's LVs after every volume and snapshot was deleted (%s)", kind)
                     .containsExactly(THIN_POOL);
         }
     }
 
-    private static List<String> volumeIds(TestDriver driver) {
-        List<String> ids = new ArrayList<>();
-        String token = "";
-        do {
-            ListVolumesResponse page = driver.controller().listVolumes(ListVolumesRequest.newBuilder()
-                    .setStartingToken(token).build());
-            page.getEntriesList().forEach(e -> ids.add(e.getVolume().getVolumeId()));
-            token = page.getNextToken();
-        } while (!token.isEmpty());
-        return ids;
-    }
 
-    private static List<String> snapshotIds(TestDriver driver) {
-        List<String> ids = new ArrayList<>();
-        String token = "";
-        do {
-            ListSnapshotsResponse page = driver.controller().listSnapshots(ListSnapshotsRequest.newBuilder()
-                    .setStartingToken(token).build());
-            page.getEntriesList().forEach(e -> ids.add(e.getSnapshot().getSnapshotId()));
-            token = page.getNextToken();
-        } while (!token.isEmpty());
-        return ids;
-    }
 }

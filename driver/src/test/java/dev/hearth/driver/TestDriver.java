@@ -6,6 +6,10 @@ import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
+import dev.hearth.csi.v1.ListSnapshotsRequest;
+import dev.hearth.csi.v1.ListSnapshotsResponse;
+import dev.hearth.csi.v1.ListVolumesRequest;
+import dev.hearth.csi.v1.ListVolumesResponse;
 import dev.hearth.csi.v1.NodeGrpc;
 import dev.hearth.csi.v1.Snapshot;
 import dev.hearth.csi.v1.Volume;
@@ -23,6 +27,7 @@ import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.Cleanup;
+import dev.hearth.linux.testing.Scratch;
 import dev.hearth.storage.PoolConfig;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
@@ -231,6 +236,42 @@ final class TestDriver implements AutoCloseable {
     /** Mounts at or under {@code path}, in mount order. */
     static List<MountEntry> mountsUnder(Path path) throws IOException {
         return MountInfo.read().stream().filter(m -> m.mountPoint().startsWith(path)).toList();
+    }
+
+    /** Every volume ID ListVolumes gives, page after page. */
+    static List<String> volumeIds(ControllerGrpc.ControllerBlockingStub controller) {
+        List<String> ids = new ArrayList<>();
+        String token = "";
+        do {
+            ListVolumesResponse page = controller.listVolumes(ListVolumesRequest.newBuilder().setStartingToken(token)
+                    .build());
+            page.getEntriesList().forEach(e -> ids.add(e.getVolume().getVolumeId()));
+            token = page.getNextToken();
+        } while (!token.isEmpty());
+        return ids;
+    }
+
+    /** Every snapshot ID ListSnapshots gives, page after page. */
+    static List<String> snapshotIds(ControllerGrpc.ControllerBlockingStub controller) {
+        List<String> ids = new ArrayList<>();
+        String token = "";
+        do {
+            ListSnapshotsResponse page = controller.listSnapshots(ListSnapshotsRequest.newBuilder()
+                    .setStartingToken(token).build());
+            page.getEntriesList().forEach(e -> ids.add(e.getSnapshot().getSnapshotId()));
+            token = page.getNextToken();
+        } while (!token.isEmpty());
+        return ids;
+    }
+
+    /** {@code count} loop devices over sparse files of {@code bytes} in {@code dir}: disks for a device pool. */
+    static List<String> disks(Path dir, int count, long bytes) throws IOException {
+        List<String> disks = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Path file = Scratch.sparseFile(dir.resolve("disk" + i + ".img"), bytes);
+            disks.add(Loop.attach(file, false, false).path().toString());
+        }
+        return disks;
     }
 
     static VolumeCapability mount(String fsType) {
