@@ -7,8 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.Message;
 import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
-import dev.hearth.csi.v1.DeleteSnapshotRequest;
-import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
@@ -218,17 +216,7 @@ class FuzzCrashIT {
         hearth.stop();
         TestDriver.sweep(dir);
         hearth.start();
-        int snapshots = 0;
-        for (String id : TestDriver.snapshotIds(hearth.controller())) {
-            hearth.controller().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build());
-            snapshots++;
-        }
-        int volumes = 0;
-        for (String id : TestDriver.volumeIds(hearth.controller())) {
-            hearth.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-            volumes++;
-        }
-        System.out.println("FuzzCrashIT: deleted the " + volumes + " volumes and " + snapshots + " snapshots left");
+        System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller()) + " left");
         assertThat(TestDriver.volumeIds(hearth.controller())).as("volumes listed after all were deleted").isEmpty();
         assertThat(TestDriver.snapshotIds(hearth.controller())).as("snapshots listed after all were deleted").isEmpty();
         assertThat(secondCapacity()).as("the second pool's capacity once every listed volume is deleted (seed %d)",

@@ -2,8 +2,6 @@ package dev.hearth.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.hearth.csi.v1.DeleteSnapshotRequest;
-import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import dev.hearth.linux.testing.UserModeLinux;
@@ -85,18 +83,8 @@ class LvmFuzzUmlIT {
             CsiFuzzTest.fuzzWith(work, second, seed, requests, budget, clients);
 
             try (TestDriver driver = TestDriver.start(work, CsiFuzzTest.defaultPool(work), second)) {
-                int snapshots = 0;
-                for (String id : TestDriver.snapshotIds(driver.controller())) {
-                    driver.controller().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build());
-                    snapshots++;
-                }
-                int volumes = 0;
-                for (String id : TestDriver.volumeIds(driver.controller())) {
-                    driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-                    volumes++;
-                }
-                System.out.println("guest: " + kind + ": deleted the " + volumes + " volumes and " + snapshots
-                        + " snapshots left");
+                System.out.println("guest: " + kind + ": deleted the " + TestDriver.deleteAllListed(driver.controller())
+                        + " left");
                 assertThat(TestDriver.volumeIds(driver.controller())).as("volumes listed after all were deleted").isEmpty();
             }
             assertThat(lvm.lvs().keySet()).as("the group's LVs after every volume and snapshot was deleted (%s)", kind)

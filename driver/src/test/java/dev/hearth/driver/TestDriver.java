@@ -4,6 +4,8 @@ import dev.hearth.csi.v1.CapacityRange;
 import dev.hearth.csi.v1.ControllerGrpc;
 import dev.hearth.csi.v1.CreateSnapshotRequest;
 import dev.hearth.csi.v1.CreateVolumeRequest;
+import dev.hearth.csi.v1.DeleteSnapshotRequest;
+import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.ListSnapshotsRequest;
@@ -262,6 +264,18 @@ final class TestDriver implements AutoCloseable {
             token = page.getNextToken();
         } while (!token.isEmpty());
         return ids;
+    }
+
+    /**
+     * Deletes every snapshot, then every volume, the driver lists, each through the API (so any
+     * refusal fails the caller); returns what went, as "N volumes and M snapshots".
+     */
+    static String deleteAllListed(ControllerGrpc.ControllerBlockingStub controller) {
+        List<String> snapshots = snapshotIds(controller);
+        snapshots.forEach(id -> controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(id).build()));
+        List<String> volumes = volumeIds(controller);
+        volumes.forEach(id -> controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+        return volumes.size() + " volumes and " + snapshots.size() + " snapshots";
     }
 
     /** {@code count} loop devices over sparse files of {@code bytes} in {@code dir}: disks for a device pool. */
