@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * CSI ephemeral inline volumes: a volume that lives exactly as long as one pod. NodePublishVolume
@@ -58,10 +59,7 @@ final class EphemeralVolumes {
      */
     Optional<VolumeId> find(String volumeId) {
         if (VolumeId.parse(volumeId).isPresent()) {
-            String key = VolumeId.keyOf(name(volumeId));
-            return pools.all().stream().map(pool -> new VolumeId(pool.name(), key))
-                    .filter(id -> Files.isDirectory(staging(id)) && pools.existing(id.toString()).isPresent())
-                    .findFirst();
+            return stagedIds(volumeId).filter(id -> pools.existing(id.toString()).isPresent()).findFirst();
         }
         return pools.findByName(name(volumeId)).map(Volume::id);
     }
@@ -94,14 +92,31 @@ final class EphemeralVolumes {
                 this::staging, target, readOnly, filesystem, capability.getMount().getMountFlagsList(), group);
     }
 
-    /** Unpublishes and deletes the ephemeral volume; false when {@code volumeId} names none. */
+    /**
+     * Unpublishes and deletes the ephemeral volume; false when {@code volumeId} names none. An
+     * ephemeral volume's staging directory is made before the volume and removed after it, so a
+     * kill that cut a publish or an unpublish short leaves the directory, with or without the
+     * volume; this finds it either way and removes what is there.
+     */
     boolean unpublish(String volumeId, Path target) {
-        Optional<VolumeId> id = find(volumeId);
+        Optional<VolumeId> id = VolumeId.parse(volumeId).isPresent() ? staged(volumeId)
+                : find(volumeId).or(() -> staged(volumeId));
         if (id.isEmpty()) {
             return false;
         }
         stager.remove(id.get(), staging(id.get()), Optional.of(target));
         return true;
+    }
+
+    /** The ID of the ephemeral volume {@code volumeId} whose staging directory exists, in whichever pool. */
+    private Optional<VolumeId> staged(String volumeId) {
+        return stagedIds(volumeId).findFirst();
+    }
+
+    private Stream<VolumeId> stagedIds(String volumeId) {
+        String key = VolumeId.keyOf(name(volumeId));
+        return pools.all().stream().map(pool -> new VolumeId(pool.name(), key))
+                .filter(id -> Files.isDirectory(staging(id)));
     }
 
     private Path staging(VolumeId id) {

@@ -259,4 +259,58 @@ class EphemeralVolumeTest extends DriverFixture {
 
         assertNothingLeft(target);
     }
+
+    /** A hearth volume ID that names no volume: how a client other than the kubelet may name an inline volume. */
+    private static final String HEARTH_SHAPED = dev.hearth.storage.VolumeId.mint("default", "inline-0").toString();
+
+    /**
+     * A publish killed after it made the volume's staging directory and before the volume, or an
+     * unpublish killed after it deleted the volume and before the directory: the unpublish the
+     * kubelet retries finds the directory and removes it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {KUBELET_ID, "default-aaaaaaaaaaaaaaaaaaaaaaaaaa"})
+    @RequiresRoot
+    void anUnpublishRemovesTheStagingDirectoryAKillLeftWithoutItsVolume(String kubeletId) throws IOException {
+        Path staging = Files.createDirectories(dir.resolve("state/ephemeral").resolve(
+                dev.hearth.storage.VolumeId.mint("default", "ephemeral:" + kubeletId).toString()));
+        Path target = kubelet.targetFor("web-0");
+
+        kubelet.unpublish(kubeletId, target);
+
+        assertThat(staging).doesNotExist();
+        assertNothingLeft(target);
+    }
+
+    /**
+     * A publish killed after it made the volume (not yet staged, a client's ID of hearth's shape,
+     * which the driver finds by its staging directory alone): the unpublish removes the volume.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void anUnpublishRemovesTheVolumeOfAPublishKilledBeforeItStagedIt() throws IOException {
+        Path target = kubelet.targetFor("web-0");
+        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(HEARTH_SHAPED)
+                .setTargetPath(target.toString()).setVolumeCapability(mount("ext4"))
+                .putAllVolumeContext(attributes("64Mi")).build());
+        Path staging = dir.resolve("state/ephemeral").resolve(volumes().getFirst().getVolumeId());
+        Mounts.unmount(target); // what stays of the publish: the volume, attached, and its staging directory
+        Mounts.unmount(staging);
+
+        kubelet.unpublish(HEARTH_SHAPED, target);
+
+        assertThat(staging).doesNotExist();
+        assertNothingLeft(target);
+    }
+
+    @Test
+    @RequiresRoot
+    void anEphemeralVolumeThePoolCannotHoldLeavesNoStagingDirectory() throws IOException {
+        Path target = kubelet.targetFor("web-0");
+
+        assertFails(() -> publish(target, attributes("64Ti"), mount("ext4")), Code.RESOURCE_EXHAUSTED);
+
+        assertNothingLeft(target);
+    }
 }

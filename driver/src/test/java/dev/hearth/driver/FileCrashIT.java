@@ -14,6 +14,7 @@ import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.VolumeId;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -56,6 +57,8 @@ class FileCrashIT {
     private static final int DATA_BYTES = (int) MIB;
     /** The kubelet's handle for an inline (ephemeral) volume: "csi-" and a SHA-256. */
     private static final String EPHEMERAL = "csi-4b227777d4dd1fc61c6f884f48641d02b4d121d3fd328cb08b5531fcacdabf8a";
+    /** An inline volume's ID as a client other than the kubelet may send it: of the shape of hearth's own. */
+    private static final String EPHEMERAL_HEARTH_SHAPED = VolumeId.mint("default", "inline-0").toString();
 
     @TempDir
     Path dir;
@@ -192,14 +195,22 @@ class FileCrashIT {
                         unstage(id(vol));
                         checkGrownAfterStage(id(vol), ext4);
                     }, this::deleteAll),
-                    new Scenario("ephemeral.nodePublishVolume", () -> {}, ephemeralPublishCall(), answer -> {
+                    new Scenario("ephemeral.nodePublishVolume", () -> {}, ephemeralPublishCall(EPHEMERAL), answer -> {
                         write(target(EPHEMERAL).resolve("data"));
                         assertThat(read(target(EPHEMERAL).resolve("data"))).isEqualTo(data);
-                    }, () -> ephemeralUnpublishCall().blocking(hearth)),
+                    }, () -> ephemeralUnpublishCall(EPHEMERAL).blocking(hearth)),
                     new Scenario("ephemeral.nodeUnpublishVolume", () -> {
-                        ephemeralPublishCall().blocking(hearth);
+                        ephemeralPublishCall(EPHEMERAL).blocking(hearth);
                         write(target(EPHEMERAL).resolve("data"));
-                    }, ephemeralUnpublishCall(), answer -> assertThat(mounted(target(EPHEMERAL))).isFalse(), () -> {}),
+                    }, ephemeralUnpublishCall(EPHEMERAL), answer -> assertThat(mounted(target(EPHEMERAL))).isFalse(),
+                            () -> {}),
+                    // The same under an ID of the shape of hearth's own, which the driver finds by its staging
+                    // directory alone (no pool lookup): that directory must outlive the volume.
+                    new Scenario("ephemeral.nodeUnpublishVolume.hearthShapedId", () -> {
+                        ephemeralPublishCall(EPHEMERAL_HEARTH_SHAPED).blocking(hearth);
+                        write(target(EPHEMERAL_HEARTH_SHAPED).resolve("data"));
+                    }, ephemeralUnpublishCall(EPHEMERAL_HEARTH_SHAPED),
+                            answer -> assertThat(mounted(target(EPHEMERAL_HEARTH_SHAPED))).isFalse(), () -> {}),
                     new Scenario("createVolumeFromVolume.xfs", () -> {}, create(vol, XFS_SIZE, xfs,
                             TestDriver.fromVolume(xfsSource)), answer -> checkDataAfterStage(idOf(answer), xfs),
                             this::deleteAll),
@@ -237,11 +248,11 @@ class FileCrashIT {
 
         // ---- calls
 
-        private Call ephemeralPublishCall() {
+        private Call ephemeralPublishCall(String id) {
             return Call.of("NodePublishVolume ephemeral", h -> {
-                directory(target(EPHEMERAL).getParent());
-                return h.nodeAsync().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(EPHEMERAL)
-                        .setTargetPath(target(EPHEMERAL).toString()).setVolumeCapability(mount("ext4"))
+                directory(target(id).getParent());
+                return h.nodeAsync().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                        .setTargetPath(target(id).toString()).setVolumeCapability(mount("ext4"))
                         .putAllVolumeContext(Map.of("csi.storage.k8s.io/ephemeral", "true",
                                 "csi.storage.k8s.io/pod.name", "web-0", "csi.storage.k8s.io/pod.namespace", "default",
                                 "hearth.dev/size", "64Mi"))
@@ -249,10 +260,10 @@ class FileCrashIT {
             }, r -> "published");
         }
 
-        private Call ephemeralUnpublishCall() {
+        private Call ephemeralUnpublishCall(String id) {
             return Call.of("NodeUnpublishVolume ephemeral", h -> h.nodeAsync().nodeUnpublishVolume(
-                    NodeUnpublishVolumeRequest.newBuilder().setVolumeId(EPHEMERAL)
-                            .setTargetPath(target(EPHEMERAL).toString()).build()), r -> "unpublished");
+                    NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                            .setTargetPath(target(id).toString()).build()), r -> "unpublished");
         }
 
         // ---- volumes by name: an ID is minted from its name, so every round's volume has the same

@@ -10,9 +10,11 @@ import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.storage.VolumeId;
 import io.grpc.CallOptions;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -26,6 +28,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -53,7 +56,9 @@ import org.junit.jupiter.api.io.TempDir;
  * it is to be killed.
  *
  * <p>Then the node is reset as a reboot resets it: the driver is stopped and everything under
- * the test's directory is unmounted and detached. Started again, the driver must delete every
+ * the test's directory is unmounted and detached. Started again, the driver gets, as from the
+ * kubelet, an unpublish of every inline volume the clients asked for (answered or not), and none
+ * of those volumes may be left. Then the driver must delete every
  * volume and snapshot it lists, and then its pools must hold nothing but what they held before the
  * first volume: a volume or snapshot that a kill left half-made and the driver neither lists nor
  * cleans up is a leak. The seed is printed; {@code -Dhearth.crash.seed=} repeats the requests and
@@ -63,7 +68,11 @@ import org.junit.jupiter.api.io.TempDir;
  * volume that was listed and could be staged with no image (INTERNAL), and one killed before it
  * dropped the volume's format record left that record for good (see {@code FilePoolTest} and
  * {@code NodeSafetyTest}, which pin both). With the pool's removal of unfinished images taken out,
- * two runs of 24 kills failed, one on an image left in the pool and one on INTERNAL.
+ * two runs of 24 kills failed, one on an image left in the pool and one on INTERNAL. The inline
+ * volumes' check found, in both tests' first runs, an inline volume under an ID of hearth's own
+ * shape left after its unpublish: such an ID is found by the volume's staging directory alone, and
+ * a kill between the volume and that directory lost it ({@code EphemeralVolumeTest} and
+ * {@code FileCrashIT}'s {@code hearthShapedId} scenario pin the fix).
  */
 @RequiresRoot
 @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})
@@ -71,6 +80,7 @@ class FuzzCrashIT {
 
     private static final int CLIENTS = 2;
     private static final Set<Code> FORBIDDEN = EnumSet.of(Code.INTERNAL, Code.UNKNOWN, Code.DATA_LOSS);
+    private static final String EPHEMERAL = "csi.storage.k8s.io/ephemeral";
     /** What a call cut off by the kill, or sent while the driver is down, gets from the client's own gRPC. */
     private static final Set<Code> DOWN = EnumSet.of(Code.UNAVAILABLE, Code.CANCELLED, Code.DEADLINE_EXCEEDED);
 
@@ -139,6 +149,7 @@ class FuzzCrashIT {
         List<String> failures = new ArrayList<>();
         AtomicBoolean stopping = new AtomicBoolean();
         AtomicInteger sent = new AtomicInteger();
+        Set<NodeUnpublishVolumeRequest> inline = new LinkedHashSet<>();
         Runnable client = () -> {
             while (!stopping.get()) {
                 MethodDescriptor<Message, Message> method;
@@ -146,6 +157,11 @@ class FuzzCrashIT {
                 synchronized (fuzzer) {
                     method = methods.get(fuzzer.random(methods.size()));
                     request = fuzzer.request(CsiFuzzTest.prototype(method));
+                    if (request instanceof NodePublishVolumeRequest publish
+                            && "true".equals(publish.getVolumeContextMap().get(EPHEMERAL))) {
+                        inline.add(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(publish.getVolumeId())
+                                .setTargetPath(publish.getTargetPath()).build());
+                    }
                 }
                 sent.incrementAndGet();
                 Status status;
@@ -216,6 +232,7 @@ class FuzzCrashIT {
         hearth.stop();
         TestDriver.sweep(dir);
         hearth.start();
+        unpublishInline(inline, seed);
         System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller()) + " left");
         assertThat(TestDriver.volumeIds(hearth.controller())).as("volumes listed after all were deleted").isEmpty();
         assertThat(TestDriver.snapshotIds(hearth.controller())).as("snapshots listed after all were deleted").isEmpty();
@@ -227,6 +244,48 @@ class FuzzCrashIT {
         assertThat(TestDriver.loopDevicesUnder(dir.toRealPath())).as("loop devices").isEmpty();
         assertThat(TestDriver.mountsUnder(dir.toRealPath())).as("mounts").isEmpty();
         assertThat(files(state.resolve("formatting"))).as("open format records").isEmpty();
+        assertThat(entries(state.resolve("ephemeral"))).as("inline volumes' staging directories").isEmpty();
+    }
+
+    /**
+     * What the kubelet does after the reboot for each inline volume a pod had, or may have had: every
+     * inline publish the clients sent, whatever it was answered (one the kill cut off is uncertain to
+     * the kubelet, which unpublishes it), is unpublished. None may fail with a forbidden code, and
+     * after them no inline volume may be left: a kill in the middle of a publish or unpublish must
+     * not leave one that only DeleteVolume (which nobody calls for an inline volume) would remove.
+     */
+    private void unpublishInline(Set<NodeUnpublishVolumeRequest> inline, long seed) {
+        List<String> failures = new ArrayList<>();
+        Map<String, String> unpublished = new TreeMap<>(); // each inline volume's possible IDs: the unpublish and its answer
+        for (NodeUnpublishVolumeRequest request : inline) {
+            String answer = "OK";
+            try {
+                hearth.node().nodeUnpublishVolume(request);
+            } catch (StatusRuntimeException e) {
+                answer = e.getStatus().getCode() + " " + e.getStatus().getDescription();
+                CsiFuzzTest.problem(e.getStatus(), FORBIDDEN).ifPresent(p -> failures.add(p + "\n    request: "
+                        + CsiFuzzTest.shown(request)));
+            }
+            for (String pool : List.of("default", "second")) {
+                unpublished.put(VolumeId.mint(pool, "ephemeral:" + request.getVolumeId()).toString(),
+                        CsiFuzzTest.shown(request) + " -> " + answer);
+            }
+        }
+        System.out.println("FuzzCrashIT: unpublished the " + inline.size() + " inline volumes the clients asked for");
+        assertThat(failures).as("seed %d: these unpublishes of inline volumes failed", seed).isEmpty();
+        List<String> left = TestDriver.volumeIds(hearth.controller()).stream().filter(unpublished::containsKey)
+                .map(id -> id + " after " + unpublished.get(id)).toList();
+        assertThat(left).as("seed %d: inline volumes left after the kubelet unpublished them all", seed).isEmpty();
+    }
+
+    /** The names in a directory (none when it does not exist). */
+    private static List<String> entries(Path directory) throws IOException {
+        if (!Files.isDirectory(directory)) {
+            return List.of();
+        }
+        try (Stream<Path> entries = Files.list(directory)) {
+            return entries.map(p -> p.getFileName().toString()).sorted().toList();
+        }
     }
 
     /** As {@link CsiFuzzTest}'s: real volumes staged and published, a snapshot, odd paths beside them. */

@@ -130,8 +130,24 @@ public final class VolumeStager {
     public Volume publishNew(Pool pool, VolumeRequest request, Function<VolumeId, Path> stagingOf, Path target,
             boolean readOnly, Optional<FilesystemType> type, List<String> options, Optional<Integer> group) {
         boolean targetWasMounted = mounter.isMounted(target);
-        Volume volume = pool.create(request);
-        Path staging = stagingOf.apply(volume.id());
+        // The staging directory comes before the volume and goes after it: it is how an unpublish
+        // finds a volume whose publish or unpublish a kill cut short (EphemeralVolumes.unpublish).
+        Path staging = stagingOf.apply(VolumeId.mint(pool.name(), request.name()));
+        boolean stagingMadeNow = !Files.isDirectory(staging);
+        MountTable.makeDirectory(staging, "ephemeral staging directory", staging);
+        Volume volume;
+        try {
+            volume = pool.create(request);
+        } catch (RuntimeException e) {
+            if (stagingMadeNow) {
+                removeDirectoryQuietly(staging);
+            }
+            throw e;
+        }
+        if (!stagingOf.apply(volume.id()).equals(staging)) {
+            throw new IllegalStateException("pool " + pool.name() + " gave volume " + volume.id() + " for name "
+                    + Quoted.of(request.name()) + ", not the ID minted from it");
+        }
         try {
             Path device = pool.attach(volume.id()).device();
             mounter.stageFilesystem(volume.id(), device, () -> pool.emptiness(volume.id()), staging, type, options);
@@ -153,7 +169,8 @@ public final class VolumeStager {
 
     /**
      * Unmounts a volume made by {@link #publishNew} from the target (if given) and its staging
-     * path, removes that path, then detaches and deletes the volume.
+     * path, detaches and deletes the volume, then removes that path. A volume that is already gone
+     * (a kill cut its publish or removal short) leaves only the path to remove.
      */
     public void remove(VolumeId id, Path staging, Optional<Path> target) {
         remove(poolOf(id), id, staging, target);
@@ -163,9 +180,9 @@ public final class VolumeStager {
         Optional<Path> device = pool.attachedDevice(id);
         target.ifPresent(t -> mounter.unpublish(t, device));
         mounter.unstage(staging, device);
-        removeDirectory(staging);
         pool.detach(id);
         pool.delete(id);
+        removeDirectory(staging);
     }
 
     private Path stagedDevice(VolumeId id, Path staging) {
@@ -190,6 +207,15 @@ public final class VolumeStager {
         } catch (IOException e) {
             throw new StorageException.Failed("removing ephemeral staging directory " + staging + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    private static void removeDirectoryQuietly(Path staging) {
+        try {
+            removeDirectory(staging);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not remove " + staging + " after a failed create: "
+                    + e.getMessage());
         }
     }
 
