@@ -170,7 +170,8 @@ public final class Freezer {
 
     /**
      * Thaws every filesystem a previous driver recorded as frozen and did not thaw (it was killed in
-     * the middle), stops its watchdogs and removes the records. Run at start-up, before any request.
+     * the middle), stops its watchdogs and removes the records, and a record's temporary file left
+     * by a kill in its write. Run at start-up, before any request.
      *
      * @return the mount points that were still frozen and are thawed now
      */
@@ -182,6 +183,12 @@ public final class Freezer {
         try (DirectoryStream<Path> stream = Files.newDirectoryStream(records, "*" + SUFFIX)) {
             for (Path record : stream) {
                 thawLeftover(record).ifPresent(thawed::add);
+            }
+        }
+        // A record whose atomic write a kill cut short: the freeze comes after the record, so it never happened.
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(records, "*" + SUFFIX + ".tmp")) {
+            for (Path partial : stream) {
+                Files.deleteIfExists(partial);
             }
         }
         removeIfEmpty();

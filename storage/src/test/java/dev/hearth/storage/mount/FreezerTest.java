@@ -129,6 +129,18 @@ class FreezerTest {
                 .hasCauseInstanceOf(StorageException.Precondition.class);
     }
 
+    /** Found by FuzzCrashIT: a kill inside the record's atomic write left its temporary file for good. */
+    @Test
+    void aStartRemovesARecordWhoseWriteWasCutShortAndThawsNothing() throws Exception {
+        Files.createDirectories(records);
+        Files.writeString(records.resolve("bbacc6c2d95244336fd58d72942acb44.frozen.tmp"), "mount=" + mnt + "\ntok");
+
+        assertThat(new Freezer(records, Duration.ofSeconds(60)).thawLeftovers()).isEmpty();
+
+        assertThat(records).doesNotExist();
+        assertThat(writeFile("not frozen")).hasContent("not frozen");
+    }
+
     @Test
     void aFreezeThatMeetsAStaleRecordThawsItAndGoesAhead() throws Exception {
         CountDownLatch frozen = new CountDownLatch(1);
