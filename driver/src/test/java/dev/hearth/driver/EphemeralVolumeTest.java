@@ -313,4 +313,24 @@ class EphemeralVolumeTest extends DriverFixture {
 
         assertNothingLeft(target);
     }
+
+    /**
+     * The pod's inline volume was being formatted when the driver was killed: the format record the
+     * kill left must go with the volume when the kubelet unpublishes it, as DeleteVolume drops a
+     * persistent volume's, or it would license a format of a volume made again under that ID.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void anUnpublishDropsTheFormatRecordAKillLeft() throws IOException {
+        Path target = kubelet.targetFor("web-0");
+        publish(target, attributes("64Mi"), mount("ext4"));
+        String id = volumes().getFirst().getVolumeId();
+        Path record = Files.writeString(dir.resolve("state/formatting").resolve(id + ".formatting"), "/dev/loop0\n");
+
+        kubelet.unpublish(KUBELET_ID, target);
+
+        assertThat(record).doesNotExist();
+        assertNothingLeft(target);
+    }
 }

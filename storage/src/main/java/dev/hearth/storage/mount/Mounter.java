@@ -51,6 +51,14 @@ public final class Mounter {
         this.defaultType = defaultType;
     }
 
+    /**
+     * Drops the records this keeps of a volume (an unfinished format or growth, its read-only
+     * views), for a volume that has been deleted: see {@link FormatJournal#forget}.
+     */
+    public void forget(VolumeId volume) {
+        journal.forget(volume);
+    }
+
     /** What a blank volume gets when the request names no filesystem. */
     public FilesystemType defaultType() {
         return defaultType;

@@ -169,7 +169,8 @@ public final class VolumeStager {
 
     /**
      * Unmounts a volume made by {@link #publishNew} from the target (if given) and its staging
-     * path, detaches and deletes the volume, then removes that path. A volume that is already gone
+     * path, detaches and deletes the volume, drops its format records as DeleteVolume does, then
+     * removes that path. A volume that is already gone
      * (a kill cut its publish or removal short) leaves only the path to remove.
      */
     public void remove(VolumeId id, Path staging, Optional<Path> target) {
@@ -182,6 +183,7 @@ public final class VolumeStager {
         mounter.unstage(staging, device);
         pool.detach(id);
         pool.delete(id);
+        mounter.forget(id); // a record of a format a kill cut short must not outlive the volume
         removeDirectory(staging);
     }
 
