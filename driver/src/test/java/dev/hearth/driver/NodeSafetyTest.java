@@ -255,4 +255,36 @@ class NodeSafetyTest extends DriverFixture {
         assertThat(precious).hasContent("root:x:0:0\n");
         assertThat(MountInfo.at(hostMount)).hasValueSatisfying(m -> assertThat(m.fsType()).isEqualTo("tmpfs"));
     }
+
+    /**
+     * An unstage sent while the raw block volume is still published (the kubelet never does so; a
+     * hostile or broken client may, and FuzzCrashIT's did). A bind of a device node does not hold the
+     * device open, so detaching the loop device would leave the pod's device file naming a loop
+     * device free for the next volume staged on the node: another tenant's data. It is refused, and
+     * the pod's device keeps its own data.
+     */
+    @Test
+    void anUnstageOfABlockVolumeStillPublishedIsRefusedAndTheNextVolumeIsNotThePodsDevice() throws IOException {
+        String id = driver.create("raw-a", 128 * MIB, block()).getVolumeId();
+        Kubelet.Published raw = kubelet.stageAndPublish(id, block(), "db-0");
+        byte[] mine = TestData.random((int) MIB, 67);
+        try (FileChannel device = FileChannel.open(raw.target(), StandardOpenOption.WRITE)) {
+            device.write(ByteBuffer.wrap(mine), 0);
+            device.force(true);
+        }
+
+        assertFails(() -> kubelet.unstage(id, raw.staging()), Status.Code.FAILED_PRECONDITION,
+                raw.target().toString());
+
+        String other = driver.create("raw-b", 128 * MIB, block()).getVolumeId();
+        Kubelet.Published theirs = kubelet.stageAndPublish(other, block(), "db-1");
+        try (FileChannel device = FileChannel.open(raw.target(), StandardOpenOption.READ)) {
+            ByteBuffer read = ByteBuffer.allocate(mine.length);
+            device.read(read, 0);
+            assertThat(read.array()).as("the pod's device is still its own volume").isEqualTo(mine);
+        }
+        kubelet.takeDown(theirs);
+        kubelet.takeDown(raw);
+        assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
+    }
 }

@@ -253,7 +253,8 @@ public final class Mounter {
 
     /**
      * Unmounts everything stacked on the staging path; nothing mounted is fine. Refused when what
-     * is mounted there is not the volume's {@code device}; a filesystem left frozen is thawed first.
+     * is mounted there is not the volume's {@code device}, and while the device is still published
+     * as a raw block device (its node bound at a target); a filesystem left frozen is thawed first.
      */
     public void unstage(Path staging, Optional<Path> device) {
         Publisher.unstage(staging, device);

@@ -36,6 +36,12 @@ final class Publisher {
      */
     static void unstage(Path staging, Optional<Path> device) {
         MountTable table = MountTable.read(); // one read, unless several mounts are stacked there
+        // A bind of the device node does not hold the device open: a loop device detached under it
+        // is free at once, and the next volume staged may get it, and with it this pod's device file.
+        device.flatMap(table::blockPublication).ifPresent(target -> {
+            throw new StorageException.Precondition("the volume is still published as a raw block device at "
+                    + Quoted.of(target) + "; unpublish it there (NodeUnpublishVolume) before unstaging it");
+        });
         Optional<MountEntry> mounted = table.at(staging);
         if (mounted.isPresent() && !isDevice(mounted.get(), device)) {
             throw new StorageException.Precondition("staging path " + Quoted.of(staging) + " has "
