@@ -294,7 +294,22 @@ public final class FilePool implements Pool {
     private Content volumeContent(VolumeId volume) {
         Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
                 "source volume " + volume + " does not exist in pool '" + name() + "'"));
-        return new Content(ImageFiles.of(directory, volume).image(), found.sizeBytes(), attachedDevice(volume));
+        Path image = ImageFiles.of(directory, volume).image();
+        return new Content(image, Math.max(found.sizeBytes(), imageLength(image)), attachedDevice(volume));
+    }
+
+    /**
+     * The image's length; 0 if it cannot be read. Longer than its record says only after an
+     * expansion killed between growing the image and writing the record, and never retried: a
+     * stage since may have grown the filesystem into that length, so a copy takes all of it, and
+     * an expansion never shrinks it.
+     */
+    private static long imageLength(Path image) {
+        try {
+            return Files.size(image);
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     /** Writes a new image: zeros (sparse), or a source's content; then reserves its blocks if thick. */
@@ -414,8 +429,9 @@ public final class FilePool implements Pool {
             resizeLoopDevice(id, volume.sizeBytes());
             return volume;
         }
-        long size = range.resolve(GRANULARITY, volume.sizeBytes(), volume.sizeBytes());
         ImageFiles files = ImageFiles.of(directory, id);
+        long length = imageLength(files.image()); // longer than the record after a cut-short expansion
+        long size = Math.max(range.resolve(GRANULARITY, volume.sizeBytes(), volume.sizeBytes()), length);
         allocation.claim(files.image(), size, "expanding volume " + id);
         try {
             try (RandomAccessFile image = new RandomAccessFile(files.image().toFile(), "rw")) {
@@ -433,7 +449,7 @@ public final class FilePool implements Pool {
             }
             return grown;
         } catch (IOException | RuntimeException e) {
-            shrinkBack(id, files.image(), volume.sizeBytes(), e);
+            shrinkBack(id, files.image(), Math.max(volume.sizeBytes(), length), e);
             if (e instanceof RuntimeException runtime) {
                 throw runtime;
             }
@@ -465,10 +481,13 @@ public final class FilePool implements Pool {
         }
     }
 
-    /** Undoes a grow that failed before its metadata was written, so the image matches its metadata. */
+    /**
+     * Undoes a grow that failed before its metadata was written: the image goes back to {@code size},
+     * its length before this expansion (never shorter: see {@link #imageLength}).
+     */
     private void shrinkBack(VolumeId id, Path image, long size, Exception cause) {
         try {
-            boolean metadataUnchanged = find(id).map(Volume::sizeBytes).orElse(size) == size;
+            boolean metadataUnchanged = find(id).map(Volume::sizeBytes).orElse(size) <= size;
             if (metadataUnchanged && Files.size(image) > size) {
                 try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
                     file.setLength(size);

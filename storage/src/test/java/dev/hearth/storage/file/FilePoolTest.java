@@ -1047,6 +1047,39 @@ class FilePoolTest {
                 .isEqualTo(24 * MIB);
     }
 
+    /**
+     * An expansion killed after it grew the image and before it wrote the record, and never retried
+     * (FuzzCrashIT found it): the image is longer than its record, and a stage since may have grown
+     * the filesystem into that length. A snapshot takes all of it (it answered INTERNAL: the copy's
+     * target was the record's size), and a later, smaller expansion never cuts the image short.
+     */
+    @Test
+    void aVolumeWhoseExpansionWasCutShortAfterItGrewTheImageIsCopiedWholeAndNeverShrunk() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 16 * MIB, 0, Map.of()));
+        byte[] tail = "written past the record's size".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (RandomAccessFile image = new RandomAccessFile(image(volume.id()).toFile(), "rw")) {
+            image.setLength(32 * MIB);
+            image.seek(30 * MIB);
+            image.write(tail);
+        }
+
+        var snapshot = pool.snapshots().orElseThrow().create("snap", volume.id());
+        Volume grown = pool.expansion().orElseThrow().expand(volume.id(), new CapacityRange(24 * MIB, 0));
+
+        assertThat(snapshot.sizeBytes()).isEqualTo(32 * MIB);
+        assertThat(grown.sizeBytes()).isEqualTo(32 * MIB);
+        assertThat(Files.size(image(volume.id()))).isEqualTo(32 * MIB);
+        for (Path file : List.of(image(volume.id()), ImageFiles.of(dir.resolve("pool").resolve(FilePool.SNAPSHOTS), snapshot.id()).image())) {
+            try (RandomAccessFile copy = new RandomAccessFile(file.toFile(), "r")) {
+                byte[] read = new byte[tail.length];
+                copy.seek(30 * MIB);
+                copy.readFully(read);
+                assertThat(read).as("the bytes past the record's size in %s", file).isEqualTo(tail);
+            }
+        }
+    }
+
     @Test
     @RequiresRoot
     void attachOfAFoundVolumeSaysWhetherThisCallAttachedIt() throws IOException {
