@@ -11,7 +11,9 @@ import dev.hearth.csi.v1.GetCapacityRequest;
 import dev.hearth.csi.v1.NodePublishVolumeRequest;
 import dev.hearth.csi.v1.NodeStageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.storage.VolumeId;
@@ -44,6 +46,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * {@link CsiFuzzTest}'s random requests from two clients at once while {@code hearth serve} is killed
@@ -55,14 +59,18 @@ import org.junit.jupiter.api.io.TempDir;
  * UNAVAILABLE or CANCELLED from the client's gRPC), and the driver must still be running each time
  * it is to be killed.
  *
- * <p>Then the node is reset as a reboot resets it: the driver is stopped and everything under
- * the test's directory is unmounted and detached. Started again, the driver gets, as from the
- * kubelet, an unpublish of every inline volume the clients asked for (answered or not), and none
- * of those volumes may be left. Then the driver must delete every
- * volume and snapshot it lists, and then its pools must hold nothing but what they held before the
- * first volume: a volume or snapshot that a kill left half-made and the driver neither lists nor
- * cleans up is a leak. The seed is printed; {@code -Dhearth.crash.seed=} repeats the requests and
- * the kill times, {@code -Dhearth.fuzz.kills=} sets the number of kills (8 unless given).
+ * <p>Then the volumes' lives end in one of two ways ({@link Teardown}). After a reboot: the
+ * driver is stopped and everything under the test's directory is unmounted and detached; started
+ * again, it gets, as from the kubelet, an unpublish of every inline volume the clients asked for
+ * (answered or not), and none of those volumes may be left. On the live node: the kubelet
+ * unpublishes and unstages everything the clients asked to publish and stage, and then every
+ * listed volume must delete at once and no mount or loop device may be left (what the kills left
+ * in the kernel is the driver's to clean up, not a reboot's). Either way the driver must then
+ * delete every volume and snapshot it lists, and its pools must hold nothing but what they held
+ * before the first volume: a volume or snapshot that a kill left half-made and the driver neither
+ * lists nor cleans up is a leak. No format record may be left. The seed is printed;
+ * {@code -Dhearth.crash.seed=} repeats the requests and the kill times, {@code -Dhearth.fuzz.kills=}
+ * sets the number of kills (8 unless given).
  *
  * <p>What it found: a file-pool delete killed between removing the image and the metadata left a
  * volume that was listed and could be staged with no image (INTERNAL), and one killed before it
@@ -72,7 +80,12 @@ import org.junit.jupiter.api.io.TempDir;
  * volumes' check found, in both tests' first runs, an inline volume under an ID of hearth's own
  * shape left after its unpublish: such an ID is found by the volume's staging directory alone, and
  * a kill between the volume and that directory lost it ({@code EphemeralVolumeTest} and
- * {@code FileCrashIT}'s {@code hearthShapedId} scenario pin the fix).
+ * {@code FileCrashIT}'s {@code hearthShapedId} scenario pin the fix); an inline volume killed
+ * in its mkfs whose unpublish deleted it but kept its format record, which DeleteVolume drops
+ * ({@code EphemeralVolumeTest}); a freeze record's temporary file that a kill in its write left in
+ * the pool ({@code FreezerTest}); and, on the live node, raw block publishes left bound after an
+ * unstage the clients sent before the unpublish had detached the loop device under them, which
+ * the next volume staged could get: another tenant's data in the pod ({@code NodeSafetyTest}).
  */
 @RequiresRoot
 @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})
@@ -99,20 +112,35 @@ class FuzzCrashIT {
 
     @Test
     void randomRequestsWhileTheDriverIsKilledGetNoInternalAndLeaveNothingUnlisted() throws Exception {
-        fuzzAcrossKills("name=second,create=true,dir=" + dir.resolve("pool2")
-                + ",capacity=2Gi,reserve=0,provisioning=thick,default-size=64Mi");
+        fuzzAcrossKills(secondFilePool(), Teardown.AFTER_A_REBOOT);
+    }
+
+    /**
+     * The same, then no reboot: the kubelet unpublishes and unstages all that the clients asked it to
+     * publish and stage (killed or not), and then every listed volume must delete at once, with no
+     * mount or loop device left: the node's kernel state after kills is the driver's to clean up.
+     */
+    @Test
+    void theKubeletsTeardownOnTheLiveNodeLeavesNothingAfterTheKills() throws Exception {
+        fuzzAcrossKills(secondFilePool(), Teardown.ON_THE_LIVE_NODE);
+    }
+
+    private String secondFilePool() {
+        return "name=second,create=true,dir=" + dir.resolve("pool2")
+                + ",capacity=2Gi,reserve=0,provisioning=thick,default-size=64Mi";
     }
 
     /**
      * The same with the second pool a device pool (four loop devices over sparse files); at the end
      * its capacity must be what it was before the first volume: every disk back in the pool.
      */
-    @Test
-    void theSameWithADevicePoolBesideTheFilePool(@TempDir Path disksDir) throws Exception {
+    @ParameterizedTest
+    @EnumSource(Teardown.class)
+    void theSameWithADevicePoolBesideTheFilePool(Teardown teardown, @TempDir Path disksDir) throws Exception {
         // The disks' files lie outside dir, whose loop devices the reboot's reset detaches.
         try {
             List<String> disks = TestDriver.disks(disksDir, 4, RequestFuzzer.SIZE);
-            fuzzAcrossKills("name=second,kind=device,disks=" + String.join("|", disks));
+            fuzzAcrossKills("name=second,kind=device,disks=" + String.join("|", disks), teardown);
         } finally {
             if (hearth != null) {
                 hearth.close();
@@ -122,11 +150,19 @@ class FuzzCrashIT {
         }
     }
 
-    private void fuzzAcrossKills(String secondPool) throws Exception {
+    /** How the volumes' lives end after the kills. */
+    enum Teardown {
+        /** The node rebooted: every mount and loop device gone; the kubelet unpublishes inline volumes. */
+        AFTER_A_REBOOT,
+        /** No reboot: the kubelet unpublishes and unstages everything on the node as the kills left it. */
+        ON_THE_LIVE_NODE
+    }
+
+    private void fuzzAcrossKills(String secondPool, Teardown teardown) throws Exception {
         long seed = Long.getLong("hearth.crash.seed", new SecureRandom().nextLong());
         int kills = Integer.getInteger("hearth.fuzz.kills", 8);
         System.out.println("FuzzCrashIT: seed " + seed + " (repeat the requests and kill times with"
-                + " -Dhearth.crash.seed=" + seed + "), " + kills + " kills, " + CLIENTS + " clients");
+                + " -Dhearth.crash.seed=" + seed + "), " + kills + " kills, " + CLIENTS + " clients, teardown " + teardown);
         Path state = dir.resolve("state");
         Path root = dir.resolve("kubelet");
         hearth = new KillableHearth(dir.resolve("logs"), dir.resolve("csi.sock"), KillableHearth.JVM,
@@ -143,13 +179,16 @@ class FuzzCrashIT {
 
         Random random = new Random(seed);
         RequestFuzzer fuzzer = new RequestFuzzer(new Random(seed), root);
-        prepare(fuzzer, root);
+        // What the clients asked the node to publish and stage, as the kubelet's unpublishes and unstages
+        Set<NodeUnpublishVolumeRequest> published = new LinkedHashSet<>();
+        Set<NodeUnpublishVolumeRequest> inline = new LinkedHashSet<>();
+        Set<NodeUnstageVolumeRequest> staged = new LinkedHashSet<>();
+        prepare(fuzzer, root).forEach(request -> record(request, published, inline, staged));
         List<MethodDescriptor<Message, Message>> methods = CsiFuzzTest.methods();
         Map<String, Map<Code, Integer>> tally = new TreeMap<>();
         List<String> failures = new ArrayList<>();
         AtomicBoolean stopping = new AtomicBoolean();
         AtomicInteger sent = new AtomicInteger();
-        Set<NodeUnpublishVolumeRequest> inline = new LinkedHashSet<>();
         Runnable client = () -> {
             while (!stopping.get()) {
                 MethodDescriptor<Message, Message> method;
@@ -157,11 +196,7 @@ class FuzzCrashIT {
                 synchronized (fuzzer) {
                     method = methods.get(fuzzer.random(methods.size()));
                     request = fuzzer.request(CsiFuzzTest.prototype(method));
-                    if (request instanceof NodePublishVolumeRequest publish
-                            && "true".equals(publish.getVolumeContextMap().get(EPHEMERAL))) {
-                        inline.add(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(publish.getVolumeId())
-                                .setTargetPath(publish.getTargetPath()).build());
-                    }
+                    record(request, published, inline, staged);
                 }
                 sent.incrementAndGet();
                 Status status;
@@ -227,12 +262,22 @@ class FuzzCrashIT {
         assertThat(failures).as("seed %d: these answers failed", seed).isEmpty();
         assertThat(hearth.running()).as("the driver is running after the requests").isTrue();
 
+        if (teardown == Teardown.ON_THE_LIVE_NODE) {
+            tearDownAsTheKubelet(published, staged, seed);
+            unpublishInline(Set.of(), inline, nested(published, staged), seed);
+            System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller())
+                    + " left, without a reboot");
+            assertThat(TestDriver.loopDevicesUnder(dir.toRealPath())).as("seed %d: loop devices once every volume"
+                    + " was unpublished, unstaged and deleted", seed).isEmpty();
+        }
         // A reboot: the driver stopped, every mount and loop device gone; then every volume and
         // snapshot the driver lists is deleted, and nothing else may be left of any.
         hearth.stop();
         TestDriver.sweep(dir);
         hearth.start();
-        unpublishInline(inline, seed);
+        if (teardown == Teardown.AFTER_A_REBOOT) {
+            unpublishInline(inline, inline, nested(published, staged), seed);
+        }
         System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller()) + " left");
         assertThat(TestDriver.volumeIds(hearth.controller())).as("volumes listed after all were deleted").isEmpty();
         assertThat(TestDriver.snapshotIds(hearth.controller())).as("snapshots listed after all were deleted").isEmpty();
@@ -254,28 +299,135 @@ class FuzzCrashIT {
      * after them no inline volume may be left: a kill in the middle of a publish or unpublish must
      * not leave one that only DeleteVolume (which nobody calls for an inline volume) would remove.
      */
-    private void unpublishInline(Set<NodeUnpublishVolumeRequest> inline, long seed) {
+    private void unpublishInline(Set<NodeUnpublishVolumeRequest> toUnpublish, Set<NodeUnpublishVolumeRequest> inline,
+            Set<String> nested, long seed) {
         List<String> failures = new ArrayList<>();
-        Map<String, String> unpublished = new TreeMap<>(); // each inline volume's possible IDs: the unpublish and its answer
+        Map<String, String> answers = new TreeMap<>();
+        for (NodeUnpublishVolumeRequest request : toUnpublish) {
+            answers.put(CsiFuzzTest.shown(request), answer(() -> hearth.node().nodeUnpublishVolume(request), request,
+                    failures));
+        }
+        if (!toUnpublish.isEmpty()) {
+            System.out.println("FuzzCrashIT: unpublished the " + toUnpublish.size()
+                    + " inline volumes the clients asked for");
+        }
+        assertThat(failures).as("seed %d: these unpublishes of inline volumes failed", seed).isEmpty();
+        Map<String, String> ids = new TreeMap<>(); // each inline volume's possible IDs: its unpublish
         for (NodeUnpublishVolumeRequest request : inline) {
-            String answer = "OK";
-            try {
-                hearth.node().nodeUnpublishVolume(request);
-            } catch (StatusRuntimeException e) {
-                answer = e.getStatus().getCode() + " " + e.getStatus().getDescription();
-                CsiFuzzTest.problem(e.getStatus(), FORBIDDEN).ifPresent(p -> failures.add(p + "\n    request: "
-                        + CsiFuzzTest.shown(request)));
+            if (nested.contains(request.getTargetPath())) {
+                continue; // its target may hold the clients' other paths, which no unpublish removes
             }
             for (String pool : List.of("default", "second")) {
-                unpublished.put(VolumeId.mint(pool, "ephemeral:" + request.getVolumeId()).toString(),
-                        CsiFuzzTest.shown(request) + " -> " + answer);
+                ids.put(VolumeId.mint(pool, "ephemeral:" + request.getVolumeId()).toString(),
+                        CsiFuzzTest.shown(request) + " -> " + answers.getOrDefault(CsiFuzzTest.shown(request),
+                                "unpublished with the rest"));
             }
         }
-        System.out.println("FuzzCrashIT: unpublished the " + inline.size() + " inline volumes the clients asked for");
-        assertThat(failures).as("seed %d: these unpublishes of inline volumes failed", seed).isEmpty();
-        List<String> left = TestDriver.volumeIds(hearth.controller()).stream().filter(unpublished::containsKey)
-                .map(id -> id + " after " + unpublished.get(id)).toList();
+        List<String> left = TestDriver.volumeIds(hearth.controller()).stream().filter(ids::containsKey)
+                .map(id -> id + " after " + ids.get(id)).toList();
         assertThat(left).as("seed %d: inline volumes left after the kubelet unpublished them all", seed).isEmpty();
+    }
+
+    /**
+     * The kubelet's end of every pod on a node that did not reboot: each publish and stage the
+     * clients sent (whatever it was answered) is unpublished and unstaged, the latest first. Some
+     * of the fuzzer's paths nest one mount in another, which the outer one's unmount refuses until
+     * the inner one is gone, so this goes round again while a round takes something down. No answer
+     * may be forbidden, and after the last round nothing may be left to take down.
+     */
+    private void tearDownAsTheKubelet(Set<NodeUnpublishVolumeRequest> published, Set<NodeUnstageVolumeRequest> staged,
+            long seed) throws IOException {
+        List<NodeUnpublishVolumeRequest> unpublishes = new ArrayList<>(published).reversed();
+        List<NodeUnstageVolumeRequest> unstages = new ArrayList<>(staged).reversed();
+        List<String> forbidden = new ArrayList<>();
+        List<MountEntry> mounts = TestDriver.mountsUnder(dir.toRealPath());
+        Map<String, List<String>> answers = new TreeMap<>(); // the last round's, by path
+        for (int round = 1; round <= 4; round++) {
+            answers.clear();
+            for (NodeUnpublishVolumeRequest request : unpublishes) {
+                answers.computeIfAbsent(request.getTargetPath(), p -> new ArrayList<>()).add(CsiFuzzTest.shown(request)
+                        + " -> " + answer(() -> hearth.node().nodeUnpublishVolume(request), request, forbidden));
+            }
+            for (NodeUnstageVolumeRequest request : unstages) {
+                answers.computeIfAbsent(request.getStagingTargetPath(), p -> new ArrayList<>()).add(
+                        CsiFuzzTest.shown(request) + " -> " + answer(() -> hearth.node().nodeUnstageVolume(request),
+                                request, forbidden));
+            }
+            List<MountEntry> left = TestDriver.mountsUnder(dir.toRealPath());
+            System.out.println("FuzzCrashIT: the kubelet's round " + round + " of " + unpublishes.size()
+                    + " unpublishes and " + unstages.size() + " unstages: " + mounts.size() + " mounts before, "
+                    + left.size() + " after");
+            if (left.isEmpty() || left.equals(mounts)) {
+                break;
+            }
+            mounts = left;
+        }
+        assertThat(forbidden).as("seed %d: these unpublishes and unstages failed", seed).isEmpty();
+        List<String> left = new ArrayList<>();
+        for (MountEntry mount : TestDriver.mountsUnder(dir.toRealPath())) {
+            left.add(mount + "\n    the last round's calls on that path: " + answers.entrySet().stream()
+                    .filter(e -> names(e.getKey(), mount.mountPoint()))
+                    .flatMap(e -> e.getValue().stream()).toList());
+        }
+        assertThat(left).as("seed %d: mounts once every volume was unpublished and unstaged", seed).isEmpty();
+    }
+
+    /** Whether a request's path names the mount point (through links); false for a path that is none. */
+    private static boolean names(String path, Path mountPoint) {
+        try {
+            Path named = Path.of(path);
+            return named.isAbsolute() && (named.equals(mountPoint) || named.toRealPath().equals(mountPoint));
+        } catch (IOException | java.nio.file.InvalidPathException e) {
+            return false;
+        }
+    }
+
+    /** Calls {@code call}; its code and message, or OK; a forbidden answer goes to {@code failures}. */
+    private static String answer(Runnable call, Message request, List<String> failures) {
+        try {
+            call.run();
+            return "OK";
+        } catch (StatusRuntimeException e) {
+            CsiFuzzTest.problem(e.getStatus(), FORBIDDEN).ifPresent(p -> failures.add(p + "\n    request: "
+                    + CsiFuzzTest.shown(request)));
+            return e.getStatus().getCode() + " " + e.getStatus().getDescription();
+        }
+    }
+
+    /**
+     * The targets below which the clients named another path (the fuzzer's {@code sub}, {@code a/b}):
+     * an unpublish there rightly refuses a target that holds files, which the kubelet's paths, never
+     * nested, do not meet, and leaves the inline volume for the operator.
+     */
+    private static Set<String> nested(Set<NodeUnpublishVolumeRequest> published, Set<NodeUnstageVolumeRequest> staged) {
+        List<String> paths = Stream.concat(published.stream().map(NodeUnpublishVolumeRequest::getTargetPath),
+                staged.stream().map(NodeUnstageVolumeRequest::getStagingTargetPath)).toList();
+        Set<String> nested = new LinkedHashSet<>();
+        for (NodeUnpublishVolumeRequest request : published) {
+            String below = request.getTargetPath() + "/";
+            if (paths.stream().anyMatch(path -> path.startsWith(below))) {
+                nested.add(request.getTargetPath());
+            }
+        }
+        return nested;
+    }
+
+    /** Notes a publish or stage the clients send as the unpublish or unstage that ends it. */
+    private static void record(Message request, Set<NodeUnpublishVolumeRequest> published,
+            Set<NodeUnpublishVolumeRequest> inline, Set<NodeUnstageVolumeRequest> staged) {
+        switch (request) {
+            case NodePublishVolumeRequest publish -> {
+                NodeUnpublishVolumeRequest unpublish = NodeUnpublishVolumeRequest.newBuilder()
+                        .setVolumeId(publish.getVolumeId()).setTargetPath(publish.getTargetPath()).build();
+                published.add(unpublish);
+                if ("true".equals(publish.getVolumeContextMap().get(EPHEMERAL))) {
+                    inline.add(unpublish);
+                }
+            }
+            case NodeStageVolumeRequest stage -> staged.add(NodeUnstageVolumeRequest.newBuilder()
+                    .setVolumeId(stage.getVolumeId()).setStagingTargetPath(stage.getStagingTargetPath()).build());
+            default -> {}
+        }
     }
 
     /** The names in a directory (none when it does not exist). */
@@ -289,8 +441,9 @@ class FuzzCrashIT {
     }
 
     /** As {@link CsiFuzzTest}'s: real volumes staged and published, a snapshot, odd paths beside them. */
-    private void prepare(RequestFuzzer fuzzer, Path root) throws IOException {
+    private List<Message> prepare(RequestFuzzer fuzzer, Path root) throws IOException {
         record Made(String name, String pool, VolumeCapability capability, String fsType) {}
+        List<Message> sent = new ArrayList<>();
         for (Made made : List.of(new Made("fuzz-ext4", "default", mount("ext4"), "ext4"),
                 new Made("fuzz-xfs", "default", mount("xfs"), "xfs"), new Made("fuzz-block", "default", block(), ""),
                 new Made("fuzz-second", "second", mount(""), ""))) {
@@ -302,11 +455,15 @@ class FuzzCrashIT {
             fuzzer.learnVolume(volume);
             Files.createDirectories(volume.staging());
             Files.createDirectories(volume.target().getParent());
-            hearth.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                    .setStagingTargetPath(volume.staging().toString()).setVolumeCapability(made.capability()).build());
-            hearth.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+            NodeStageVolumeRequest stage = NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(volume.staging().toString()).setVolumeCapability(made.capability()).build();
+            hearth.node().nodeStageVolume(stage);
+            NodePublishVolumeRequest publish = NodePublishVolumeRequest.newBuilder().setVolumeId(id)
                     .setStagingTargetPath(volume.staging().toString()).setTargetPath(volume.target().toString())
-                    .setVolumeCapability(made.capability()).build());
+                    .setVolumeCapability(made.capability()).build();
+            hearth.node().nodePublishVolume(publish);
+            sent.add(stage);
+            sent.add(publish);
         }
         fuzzer.learnSnapshot(hearth.controller().createSnapshot(CreateSnapshotRequest.newBuilder()
                 .setName("fuzz-snapshot").setSourceVolumeId(fuzzer.volumes().get(1).id()).build())
@@ -318,6 +475,7 @@ class FuzzCrashIT {
         fuzzer.learnFixture(fixtures.resolve("full"));
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
         fuzzer.learnFixture(Files.createSymbolicLink(fixtures.resolve("link-dir"), elsewhere));
+        return sent;
     }
 
     /**
