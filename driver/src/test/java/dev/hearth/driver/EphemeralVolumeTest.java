@@ -53,7 +53,11 @@ class EphemeralVolumeTest extends DriverFixture {
     }
 
     private void publish(Path target, Map<String, String> attributes, VolumeCapability capability) {
-        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(KUBELET_ID)
+        publish(KUBELET_ID, target, attributes, capability);
+    }
+
+    private void publish(String volumeId, Path target, Map<String, String> attributes, VolumeCapability capability) {
+        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(volumeId)
                 .setTargetPath(target.toString()).setVolumeCapability(capability)
                 .putAllVolumeContext(attributes).build());
     }
@@ -110,9 +114,7 @@ class EphemeralVolumeTest extends DriverFixture {
     void anEphemeralVolumeWhoseKubeletIdLooksLikeOursIsStillRemovedOnUnpublish() throws IOException {
         String oursInShape = dev.hearth.storage.VolumeId.mint("default", "no-such-volume").toString();
         Path target = kubelet.targetFor("odd-0");
-        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(oursInShape)
-                .setTargetPath(target.toString()).setVolumeCapability(mount("ext4"))
-                .putAllVolumeContext(attributes("64Mi")).build());
+        publish(oursInShape, target, attributes("64Mi"), mount("ext4"));
 
         kubelet.unpublish(oursInShape, target);
 
@@ -291,9 +293,7 @@ class EphemeralVolumeTest extends DriverFixture {
     @RequiresTools("mkfs.ext4")
     void anUnpublishRemovesTheVolumeOfAPublishKilledBeforeItStagedIt() throws IOException {
         Path target = kubelet.targetFor("web-0");
-        driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(HEARTH_SHAPED)
-                .setTargetPath(target.toString()).setVolumeCapability(mount("ext4"))
-                .putAllVolumeContext(attributes("64Mi")).build());
+        publish(HEARTH_SHAPED, target, attributes("64Mi"), mount("ext4"));
         Path staging = dir.resolve("state/ephemeral").resolve(volumes().getFirst().getVolumeId());
         Mounts.unmount(target); // what stays of the publish: the volume, attached, and its staging directory
         Mounts.unmount(staging);
