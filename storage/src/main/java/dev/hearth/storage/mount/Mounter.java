@@ -132,11 +132,12 @@ public final class Mounter {
     }
 
     /**
-     * Grows the unmounted ext4 to fill its device. resize2fs runs under a record in the journal,
-     * written before it starts and removed once it has finished; the e2fsck -p before it runs
-     * without one, so that what it refuses (damage that is not ours) is never repaired by force. A
-     * stage that finds the record open (the driver killed in resize2fs) repairs what the cut-short
-     * grow left with e2fsck -y, then grows again.
+     * Grows the unmounted ext4 to fill its device. The e2fsck -p before it and resize2fs run under a
+     * record in the journal, written before the check and removed once the grow has finished; a
+     * check that refuses the filesystem (damage that is not ours) removes the record, so that such
+     * damage is never repaired by force. A stage that finds the record open (the driver killed in
+     * the check or in resize2fs) repairs what the cut-short step left with e2fsck -y, then grows
+     * again.
      */
     private void growOffline(VolumeId volume, Path device) {
         boolean cutShort = journal.isGrowing(volume);
@@ -147,10 +148,19 @@ public final class Mounter {
         }
         boolean grows = grower.ext4FallsShort(device);
         if (grows) {
-            if (!cutShort) {
-                grower.checkExt4(device);
-            }
+            // Open before e2fsck -p too: it rewrites the superblock's changed fields one write at a
+            // time, and killed between two it leaves a superblock whose checksum does not match,
+            // which -p then refuses for good (LvmCrashUmlIT found it). What -p refuses while it runs
+            // uninterrupted is not ours, so the record goes with that refusal.
             journal.beginGrowth(volume, device);
+            if (!cutShort) {
+                try {
+                    grower.checkExt4(device);
+                } catch (RuntimeException e) {
+                    journal.endGrowth(volume);
+                    throw e;
+                }
+            }
             grower.resizeExt4(device);
         }
         if (grows || cutShort) {

@@ -261,6 +261,39 @@ class MounterTest {
         assertThat(fsck(device)).as("e2fsck -fn after the stage").isZero();
     }
 
+    /**
+     * What a stage killed inside the e2fsck -p before its grow leaves (LvmCrashUmlIT found it): -p
+     * rewrites the superblock's changed fields one write at a time, and killed between two it
+     * leaves a superblock whose checksum does not match, which -p refuses (exit 8). The record is
+     * open since the check began: the retried stage repairs it with -y, grows it and mounts it.
+     */
+    @Test
+    @RequiresTools({"e2fsck", "resize2fs"})
+    void stageRepairsAnExt4WhoseSuperblockAKilledCheckLeftHalfWritten() throws Exception {
+        byte[] data = new byte[64 * 1024];
+        new Random(8).nextBytes(data);
+        Path source = Files.createDirectories(dir.resolve("source"));
+        Files.write(source.resolve("data"), data);
+        Path backing = sparseFile("disk.img", 64 * MIB);
+        tools.run(List.of("mkfs.ext4", "-q", "-F", "-d", source.toString(), backing.toString()), Duration.ofMinutes(2));
+        try (FileChannel channel = FileChannel.open(backing, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.allocate(1), 96 * MIB - 1); // the device grown: the stage will grow the ext4
+            channel.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), 1024 + 0x40); // s_lastcheck, checksum unchanged
+        }
+        Path device = attach(backing);
+        assertThat(fsck(device)).as("e2fsck -fn of the ext4 with the half-written superblock").isNotZero();
+        journal.beginGrowth(VOLUME, device); // what the stage killed in its check leaves behind now
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
+
+        assertThat(Files.readAllBytes(staging.resolve("data"))).isEqualTo(data);
+        assertThat(Files.getFileStore(staging).getTotalSpace()).as("grown to the device").isGreaterThan(80 * MIB);
+        assertThat(journal.isGrowing(VOLUME)).isFalse();
+        Mounts.unmount(staging);
+        assertThat(fsck(device)).as("e2fsck -fn after the stage").isZero();
+    }
+
     /** The same damage with no record of a grow of ours: not repaired, not mounted, left as found. */
     @Test
     @RequiresTools({"e2fsck", "resize2fs", "debugfs"})
