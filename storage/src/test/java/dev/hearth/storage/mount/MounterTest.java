@@ -250,15 +250,8 @@ class MounterTest {
         new Random(7).nextBytes(data);
         Path device = cutShortGrow(data);
         journal.beginGrowth(VOLUME, device); // what the killed stage left behind
-        Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
-
-        assertThat(Files.readAllBytes(staging.resolve("data"))).isEqualTo(data);
-        assertThat(Files.getFileStore(staging).getTotalSpace()).as("grown to the device").isGreaterThan(80 * MIB);
-        assertThat(journal.isGrowing(VOLUME)).isFalse();
-        Mounts.unmount(staging);
-        assertThat(fsck(device)).as("e2fsck -fn after the stage").isZero();
+        stageAndCheckRepairedAndGrown(device, data);
     }
 
     /**
@@ -272,26 +265,15 @@ class MounterTest {
     void stageRepairsAnExt4WhoseSuperblockAKilledCheckLeftHalfWritten() throws Exception {
         byte[] data = new byte[64 * 1024];
         new Random(8).nextBytes(data);
-        Path source = Files.createDirectories(dir.resolve("source"));
-        Files.write(source.resolve("data"), data);
-        Path backing = sparseFile("disk.img", 64 * MIB);
-        tools.run(List.of("mkfs.ext4", "-q", "-F", "-d", source.toString(), backing.toString()), Duration.ofMinutes(2));
+        Path backing = ext4OnAGrownDevice(data);
         try (FileChannel channel = FileChannel.open(backing, StandardOpenOption.WRITE)) {
-            channel.write(ByteBuffer.allocate(1), 96 * MIB - 1); // the device grown: the stage will grow the ext4
             channel.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), 1024 + 0x40); // s_lastcheck, checksum unchanged
         }
         Path device = attach(backing);
         assertThat(fsck(device)).as("e2fsck -fn of the ext4 with the half-written superblock").isNotZero();
         journal.beginGrowth(VOLUME, device); // what the stage killed in its check leaves behind now
-        Path staging = mountPoint("staging");
 
-        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
-
-        assertThat(Files.readAllBytes(staging.resolve("data"))).isEqualTo(data);
-        assertThat(Files.getFileStore(staging).getTotalSpace()).as("grown to the device").isGreaterThan(80 * MIB);
-        assertThat(journal.isGrowing(VOLUME)).isFalse();
-        Mounts.unmount(staging);
-        assertThat(fsck(device)).as("e2fsck -fn after the stage").isZero();
+        stageAndCheckRepairedAndGrown(device, data);
     }
 
     /** The same damage with no record of a grow of ours: not repaired, not mounted, left as found. */
@@ -315,6 +297,15 @@ class MounterTest {
      * cleared: one of the states a resize2fs killed midway leaves, which -p will not repair.
      */
     private Path cutShortGrow(byte[] data) throws Exception {
+        Path backing = ext4OnAGrownDevice(data);
+        tools.run(List.of("debugfs", "-w", "-R", "clri <7>", backing.toString()), Duration.ofMinutes(1));
+        Path device = attach(backing);
+        assertThat(fsck(device)).as("e2fsck -fn of the damaged ext4").isEqualTo(4);
+        return device;
+    }
+
+    /** A 64 MiB ext4 holding {@code data} in the file "data", in an image grown to 96 MiB: a stage grows it. */
+    private Path ext4OnAGrownDevice(byte[] data) throws Exception {
         Path source = Files.createDirectories(dir.resolve("source"));
         Files.write(source.resolve("data"), data);
         Path backing = sparseFile("disk.img", 64 * MIB);
@@ -322,10 +313,20 @@ class MounterTest {
         try (FileChannel channel = FileChannel.open(backing, StandardOpenOption.WRITE)) {
             channel.write(ByteBuffer.allocate(1), 96 * MIB - 1);
         }
-        tools.run(List.of("debugfs", "-w", "-R", "clri <7>", backing.toString()), Duration.ofMinutes(1));
-        Path device = attach(backing);
-        assertThat(fsck(device)).as("e2fsck -fn of the damaged ext4").isEqualTo(4);
-        return device;
+        return backing;
+    }
+
+    /** The retried stage, with the growth record open: repaired, grown to the device, mounted with its data. */
+    private void stageAndCheckRepairedAndGrown(Path device, byte[] data) throws Exception {
+        Path staging = mountPoint("staging");
+
+        mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of());
+
+        assertThat(Files.readAllBytes(staging.resolve("data"))).isEqualTo(data);
+        assertThat(Files.getFileStore(staging).getTotalSpace()).as("grown to the device").isGreaterThan(80 * MIB);
+        assertThat(journal.isGrowing(VOLUME)).isFalse();
+        Mounts.unmount(staging);
+        assertThat(fsck(device)).as("e2fsck -fn after the stage").isZero();
     }
 
     private static int fsck(Path device) throws Exception {
