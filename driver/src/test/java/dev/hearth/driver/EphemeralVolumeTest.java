@@ -224,6 +224,57 @@ class EphemeralVolumeTest extends DriverFixture {
         assertThat(ephemeralStaging()).isEmpty();
     }
 
+    /**
+     * A target that is a file with data: the publish makes and stages the volume before it finds it
+     * cannot mount there, and must take the volume down again while leaving the file as it was. The
+     * kubelet's unpublish after it has nothing of a volume to remove and refuses the file alone.
+     * (Found by FuzzCrashIT: the taking down refused the file and kept the volume for good.)
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void aPublishOntoAFileWithDataLeavesNoVolumeAndTheFileAsItWas() throws IOException {
+        Path target = kubelet.targetFor("web-0");
+        Files.writeString(target, "someone's data");
+
+        assertFails(() -> publish(target, attributes("64Mi"), mount("ext4")), Code.INVALID_ARGUMENT,
+                "exists and is not a directory");
+
+        assertThat(Files.readString(target)).isEqualTo("someone's data");
+        assertThat(volumes()).isEmpty();
+        assertThat(driver.poolFiles()).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(TestDriver.mountsUnder(dir.toRealPath())).isEmpty();
+        assertThat(ephemeralStaging()).isEmpty();
+        assertFails(() -> kubelet.unpublish(KUBELET_ID, target), Code.FAILED_PRECONDITION, "a file with data");
+        assertThat(Files.readString(target)).isEqualTo("someone's data");
+    }
+
+    /**
+     * An inline volume whose target someone has since filled with a file of data, nothing mounted:
+     * the kubelet's unpublish removes the volume, which holds nothing the target shows, and refuses
+     * the file alone. Kept, the volume would be left for good: nobody deletes an inline volume.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void anUnpublishWhoseTargetHoldsAFileWithDataStillRemovesTheVolume() throws IOException {
+        Path target = kubelet.targetFor("web-0");
+        publish(target, attributes("64Mi"), mount("ext4"));
+        Mounts.unmount(target);
+        Files.delete(target);
+        Files.writeString(target, "someone's data");
+
+        assertFails(() -> kubelet.unpublish(KUBELET_ID, target), Code.FAILED_PRECONDITION, "a file with data");
+
+        assertThat(Files.readString(target)).isEqualTo("someone's data");
+        assertThat(volumes()).isEmpty();
+        assertThat(driver.poolFiles()).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+        assertThat(TestDriver.mountsUnder(dir.toRealPath())).isEmpty();
+        assertThat(ephemeralStaging()).isEmpty();
+    }
+
     @Test
     @RequiresRoot
     @RequiresTools("mkfs.ext4")

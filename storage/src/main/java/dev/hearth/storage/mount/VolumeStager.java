@@ -11,6 +11,7 @@ import dev.hearth.storage.VolumeRequest;
 import dev.hearth.storage.fs.FilesystemType;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -130,6 +131,7 @@ public final class VolumeStager {
     public Volume publishNew(Pool pool, VolumeRequest request, Function<VolumeId, Path> stagingOf, Path target,
             boolean readOnly, Optional<FilesystemType> type, List<String> options, Optional<Integer> group) {
         boolean targetWasMounted = mounter.isMounted(target);
+        boolean targetExisted = Files.exists(target, LinkOption.NOFOLLOW_LINKS);
         // The staging directory comes before the volume and goes after it: it is how an unpublish
         // finds a volume whose publish or unpublish a kill cut short (EphemeralVolumes.unpublish).
         Path staging = stagingOf.apply(VolumeId.mint(pool.name(), request.name()));
@@ -154,8 +156,11 @@ public final class VolumeStager {
             pool.handedOut(volume.id());
             mounter.publishFilesystem(volume.id(), device, staging, target, readOnly);
         } catch (RuntimeException e) {
+            // The target is this publish's to take down only if it made it, or mounted on it: what
+            // was there before (a file with data, say, on which nothing can be mounted) stays as it was.
+            boolean targetIsOurs = !targetWasMounted && (!targetExisted || mounter.isMounted(target));
             try {
-                remove(pool, volume.id(), staging, targetWasMounted ? Optional.empty() : Optional.of(target));
+                remove(pool, volume.id(), staging, targetIsOurs ? Optional.of(target) : Optional.empty());
             } catch (RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
                 LOG.log(System.Logger.Level.WARNING, "could not take down ephemeral volume " + volume.id() + ": "
@@ -171,7 +176,9 @@ public final class VolumeStager {
      * Unmounts a volume made by {@link #publishNew} from the target (if given) and its staging
      * path, detaches and deletes the volume, drops its format records as DeleteVolume does, then
      * removes that path. A volume that is already gone
-     * (a kill cut its publish or removal short) leaves only the path to remove.
+     * (a kill cut its publish or removal short) leaves only the path to remove. A target that, once
+     * nothing is mounted on it, holds what no publish makes (a file with data) is refused, but only
+     * after the volume is gone: none of the volume is there, and nobody else would ever delete it.
      */
     public void remove(VolumeId id, Path staging, Optional<Path> target) {
         remove(poolOf(id), id, staging, target);
@@ -179,12 +186,33 @@ public final class VolumeStager {
 
     private void remove(Pool pool, VolumeId id, Path staging, Optional<Path> target) {
         Optional<Path> device = pool.attachedDevice(id);
-        target.ifPresent(t -> mounter.unpublish(t, device));
+        Optional<StorageException> targetRefused = target.flatMap(t -> unpublishOrRefusal(id, t, device));
         mounter.unstage(staging, device);
         pool.detach(id);
         pool.delete(id);
         mounter.forget(id); // a record of a format a kill cut short must not outlive the volume
         removeDirectory(staging);
+        targetRefused.ifPresent(refusal -> {
+            throw refusal;
+        });
+    }
+
+    /**
+     * Takes the volume off the target; the refusal of what is left there once nothing is mounted on
+     * it, for the caller to answer with after the volume is gone. With something still mounted there
+     * (busy, someone else's, or over a bind of this volume), the refusal stands at once.
+     */
+    private Optional<StorageException> unpublishOrRefusal(VolumeId id, Path target, Optional<Path> device) {
+        try {
+            mounter.unpublish(target, device);
+            return Optional.empty();
+        } catch (StorageException.Precondition e) {
+            if (mounter.isMounted(target)) {
+                throw e;
+            }
+            return Optional.of(new StorageException.Precondition("inline volume " + id + " is removed, but "
+                    + e.getMessage(), e));
+        }
     }
 
     private Path stagedDevice(VolumeId id, Path staging) {
