@@ -86,6 +86,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * the pool ({@code FreezerTest}); and, on the live node, raw block publishes left bound after an
  * unstage the clients sent before the unpublish had detached the loop device under them, which
  * the next volume staged could get: another tenant's data in the pod ({@code NodeSafetyTest}).
+ * In CI it found a raw block publish bound to a loop device whose unstage's detach was waiting for
+ * someone's last close, which then freed it under the bind for the next volume, and an inline
+ * volume published onto a file with data whose failed publish kept the volume for good ({@code
+ * NodeSafetyTest} and {@code EphemeralVolumeTest} pin both).
  */
 @RequiresRoot
 @RequiresTools({"mkfs.ext4", "mkfs.xfs", "mknod", "mkfifo"})

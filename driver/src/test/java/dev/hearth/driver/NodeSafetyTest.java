@@ -287,4 +287,69 @@ class NodeSafetyTest extends DriverFixture {
         kubelet.takeDown(raw);
         assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
     }
+
+    /**
+     * Someone else has the volume's loop device open when the kubelet unstages it (a backup reading
+     * the disk, a probe, a tool a kill left running), so its detach waits for that last close; then
+     * the pod comes back to this node and the volume is staged and published again before that close.
+     * The device must stay the volume's: if the last close let it go while the pod's bind still named
+     * it, the next volume staged on the node would get that device, and the pod another tenant's data.
+     */
+    @Test
+    void aDeviceStillOpenAfterItsUnstageStaysTheVolumesWhenItIsStagedAgain() throws IOException {
+        String id = driver.create("raw-a", 128 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
+        Path device = driver.poolLoopDevices().getFirst().device().path();
+        byte[] mine = TestData.random((int) MIB, 68);
+        try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(mine), 0);
+            channel.force(true);
+        }
+        Path target = kubelet.targetFor("db-0");
+        try (FileChannel holder = FileChannel.open(device, StandardOpenOption.READ)) {
+            kubelet.unstage(id, staging);
+            kubelet.stage(id, staging, block());
+            kubelet.publish(id, staging, target, block());
+        }
+
+        String other = driver.create("raw-b", 128 * MIB, block()).getVolumeId();
+        Kubelet.Published theirs = kubelet.stageAndPublish(other, block(), "db-1");
+        try (FileChannel channel = FileChannel.open(target, StandardOpenOption.READ)) {
+            ByteBuffer read = ByteBuffer.allocate(mine.length);
+            channel.read(read, 0);
+            assertThat(TestData.sha256(read.array())).as("the pod's device is still its own volume")
+                    .isEqualTo(TestData.sha256(mine));
+        }
+        kubelet.takeDown(theirs);
+        kubelet.takeDown(new Kubelet.Published(id, staging, target));
+        assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
+
+    /**
+     * The same without the second stage: a publish of a volume whose device only waits for that last
+     * close to go is refused, as not staged, and binds nothing that the close would leave naming a
+     * free device.
+     */
+    @Test
+    void aPublishOfABlockVolumeWhoseDeviceIsBeingDetachedIsRefused() throws IOException {
+        String id = driver.create("raw-a", 128 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
+        Path device = driver.poolLoopDevices().getFirst().device().path();
+        Path target = kubelet.targetFor("db-0");
+        try (FileChannel holder = FileChannel.open(device, StandardOpenOption.READ)) {
+            kubelet.unstage(id, staging);
+
+            assertFails(() -> kubelet.publish(id, staging, target, block()), Status.Code.FAILED_PRECONDITION,
+                    "is being detached");
+            assertFails(() -> kubelet.publish(id, staging, target, block(), true), Status.Code.FAILED_PRECONDITION,
+                    "is being detached");
+        }
+
+        assertThat(target).doesNotExist();
+        assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
 }

@@ -26,12 +26,14 @@ import java.util.Optional;
 public final class Loop {
 
     static final long LOOP_CLR_FD = 0x4C01;
+    static final long LOOP_SET_STATUS64 = 0x4C04;
     static final long LOOP_GET_STATUS64 = 0x4C05;
     static final long LOOP_SET_CAPACITY = 0x4C07;
     static final long LOOP_CONFIGURE = 0x4C0A;
     static final long LOOP_CTL_GET_FREE = 0x4C82;
 
     static final int LO_FLAGS_READ_ONLY = 1;
+    static final int LO_FLAGS_AUTOCLEAR = 4;
     static final int LO_FLAGS_DIRECT_IO = 16;
     static final int LO_NAME_SIZE = 64;
 
@@ -117,7 +119,8 @@ public final class Loop {
     /**
      * Detaches the device; one that is not configured counts as detached. The kernel finishes the
      * detach on the device's last close: while it is open elsewhere (mounted, or briefly probed by
-     * udev/blkid) this succeeds at once but {@link #list()} keeps showing the device until then.
+     * udev/blkid) this succeeds at once but {@link #list()} keeps showing the device, as detaching,
+     * until then ({@link #keep} takes the detach back).
      */
     public static void detach(LoopDevice device) throws IOException {
         try (Arena arena = Arena.ofConfined();
@@ -130,6 +133,41 @@ public final class Loop {
             if (!e.is(Errno.ENXIO)) { // a removed device's node refuses open with ENXIO
                 throw e;
             }
+        }
+    }
+
+    /**
+     * Takes back a detach that waits for the device's last close (see {@link #detach}): the device
+     * then stays bound to its file until it is detached again. False if it is no longer bound (the
+     * last close came first). Only the autoclear flag changes; the offset and size limit are written
+     * back as the kernel gave them, so the device's size and data are as they were.
+     */
+    public static boolean keep(LoopDevice device) throws IOException {
+        try (Arena arena = Arena.ofConfined();
+             Fd loop = Fd.open(arena, device.path(), Libc.O_RDONLY)) {
+            MemorySegment info = arena.allocate(LOOP_INFO64);
+            int rc = loop.ioctlRaw(LOOP_GET_STATUS64, info);
+            if (rc == -Errno.ENXIO) {
+                return false;
+            }
+            if (rc < 0) {
+                throw new LinuxException("ioctl", device.path() + ", LOOP_GET_STATUS64", -rc);
+            }
+            long flags = LOOP_INFO64.byteOffset(PathElement.groupElement("lo_flags"));
+            info.set(JAVA_INT, flags, info.get(JAVA_INT, flags) & ~LO_FLAGS_AUTOCLEAR);
+            rc = loop.ioctlRaw(LOOP_SET_STATUS64, info);
+            if (rc == -Errno.ENXIO) {
+                return false;
+            }
+            if (rc < 0) {
+                throw new LinuxException("ioctl", device.path() + ", LOOP_SET_STATUS64", -rc);
+            }
+            return true;
+        } catch (LinuxException e) {
+            if (e.is(Errno.ENXIO)) { // a removed device's node refuses open with ENXIO
+                return false;
+            }
+            throw e;
         }
     }
 
@@ -266,11 +304,12 @@ public final class Loop {
             }
             Optional<String> readOnly = sysfsIfPresent(dir.resolve("ro"));
             Optional<String> directIo = sysfsIfPresent(dir.resolve("loop/dio"));
-            if (readOnly.isEmpty() || directIo.isEmpty()) {
+            Optional<String> autoclear = sysfsIfPresent(dir.resolve("loop/autoclear"));
+            if (readOnly.isEmpty() || directIo.isEmpty() || autoclear.isEmpty()) {
                 return Optional.empty(); // detached, or the device removed, meanwhile
             }
             return Optional.of(new LoopAttachment(device, named, deleted, "1".equals(readOnly.get()),
-                    "1".equals(directIo.get())));
+                    "1".equals(directIo.get()), "1".equals(autoclear.get())));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {

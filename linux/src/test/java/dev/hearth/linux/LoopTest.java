@@ -9,9 +9,11 @@ import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import dev.hearth.linux.testing.Scratch;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -96,6 +98,43 @@ class LoopTest {
         assertThat(Loop.findByBackingFile(file)).isEmpty();
         assertThat(Loop.list()).noneMatch(a -> a.device().equals(device) && a.backingFile().equals(file));
         Loop.detach(device);
+    }
+
+    /**
+     * A detach while someone else has the device open waits for that last close, and the device
+     * says so; {@link Loop#keep} takes the detach back, so the close leaves it bound to its file.
+     */
+    @Test
+    void aDetachWaitingForTheLastCloseIsShownAndCanBeTakenBack() throws IOException {
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 8 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, false);
+        assertThat(Loop.describe(device)).get().extracting(LoopAttachment::detaching).isEqualTo(false);
+
+        try (FileChannel holder = FileChannel.open(device.path(), StandardOpenOption.READ)) {
+            Loop.detach(device);
+            assertThat(Loop.describe(device)).get().extracting(LoopAttachment::detaching).isEqualTo(true);
+
+            assertThat(Loop.keep(device)).isTrue();
+        }
+
+        assertThat(Loop.describe(device)).get().satisfies(attachment -> {
+            assertThat(attachment.backingFile()).isEqualTo(file.toRealPath());
+            assertThat(attachment.detaching()).isFalse();
+        });
+        assertThat(BlockDevices.size(device.path())).isEqualTo(8 * MIB);
+    }
+
+    /** Without the take-back the last close ends it, and a device no longer bound cannot be kept. */
+    @Test
+    void aDetachWaitingForTheLastCloseEndsAtItAndLeavesNothingToKeep() throws IOException {
+        Path file = Scratch.sparseFile(dir.resolve("disk.img"), 8 * MIB);
+        LoopDevice device = Scratch.attach(cleanup, file, false, false);
+        try (FileChannel holder = FileChannel.open(device.path(), StandardOpenOption.READ)) {
+            Loop.detach(device);
+        }
+
+        assertThat(Loop.describe(device)).isEmpty();
+        assertThat(Loop.keep(device)).isFalse();
     }
 
     @Test

@@ -55,12 +55,18 @@ final class LoopAttachments {
         synchronized (lockOf(id)) {
             try {
                 Path key = key(image);
-                Optional<LoopDevice> attached = serving(key).stream()
+                Optional<LoopAttachment> attached = serving(key).stream()
                         .filter(a -> !a.backingDeleted())
-                        .map(LoopAttachment::device)
-                        .findFirst();
-                if (attached.isPresent()) {
-                    return new Attachment(attached.get().path(), false);
+                        .min(java.util.Comparator.comparing(LoopAttachment::detaching)); // a kept one first
+                if (attached.isPresent() && !attached.get().detaching()) {
+                    return new Attachment(attached.get().device().path(), false);
+                }
+                // An unstage's detach still waiting for the last close of someone who had the device
+                // open: taken back, the device is the volume's again, as attached by this call (a
+                // failed stage detaches it again). Left to go, it would go under whatever bound its
+                // node meanwhile, a pod's raw block device, and be the next volume's device there.
+                if (attached.isPresent() && table.keep(attached.get().device())) {
+                    return new Attachment(attached.get().device().path(), true);
                 }
                 if (!Files.exists(image)) {
                     throw new StorageException.Failed("volume " + id + " has lost its image file " + image);

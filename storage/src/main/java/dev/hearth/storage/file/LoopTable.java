@@ -24,6 +24,9 @@ interface LoopTable {
 
     void detach(LoopDevice device) throws IOException;
 
+    /** Takes back a detach that waits for the device's last close; false if the device is gone. */
+    boolean keep(LoopDevice device) throws IOException;
+
     LoopTable SYSFS = new LoopTable() {
         @Override
         public List<LoopAttachment> list() throws IOException {
@@ -43,6 +46,11 @@ interface LoopTable {
         @Override
         public void detach(LoopDevice device) throws IOException {
             Loop.detach(device);
+        }
+
+        @Override
+        public boolean keep(LoopDevice device) throws IOException {
+            return Loop.keep(device);
         }
     };
 }

@@ -4,6 +4,9 @@ import dev.hearth.linux.Errno;
 import dev.hearth.linux.FileOps;
 import dev.hearth.linux.Freeze;
 import dev.hearth.linux.LinuxException;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
@@ -97,6 +100,7 @@ final class Publisher {
             checkBlockPublished(existing.get(), device, target, readOnly);
             return;
         }
+        refuseDetaching(device);
         MountTable.makeDirectory(target.getParent(), "target path", target);
         try {
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
@@ -123,6 +127,28 @@ final class Publisher {
                 ReadOnlyViews.releaseIfView(source);
             }
             throw e;
+        }
+    }
+
+    /**
+     * A bind of a device node does not hold the device open: a loop device that goes at its last
+     * close (an unstage detached it while someone still had it open) would go under the pod's bind,
+     * and the next volume attached on the node could get it, and with it this pod. A stage takes
+     * such a detach back; without one, the volume is not staged.
+     */
+    private static void refuseDetaching(Path device) {
+        Optional<LoopDevice> loop = LoopDevice.fromPath(device);
+        if (loop.isEmpty()) {
+            return;
+        }
+        try {
+            if (Loop.describe(loop.get()).filter(LoopAttachment::detaching).isPresent()) {
+                throw new StorageException.Precondition("the volume's device " + device + " is being detached (it was"
+                        + " unstaged while something still had it open, and goes at that last close); stage the"
+                        + " volume again (NodeStageVolume) before publishing it");
+            }
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading loop device " + device + ": " + e.getMessage(), e);
         }
     }
 

@@ -71,6 +71,31 @@ class LoopAttachmentsTest {
                 .doesNotContainAnyElementsOf(idle);
     }
 
+    /**
+     * A detach while someone else still has the device open waits for their last close; an attach
+     * before it takes the detach back and gets the same device, which the close then leaves bound:
+     * the volume's until it is detached again.
+     */
+    @Test
+    void anAttachTakesBackADetachStillWaitingForTheLastClose() throws IOException {
+        FilePool pool = open();
+        VolumeId volume = create(pool, "pvc");
+        Attachment first = pool.attach(volume);
+
+        Attachment again;
+        try (FileChannel holder = FileChannel.open(first.device(), StandardOpenOption.READ)) {
+            pool.detach(volume);
+            again = pool.attach(volume);
+        }
+
+        assertThat(again).isEqualTo(new Attachment(first.device(), true));
+        assertThat(pool.attachedDevice(volume)).contains(first.device());
+        assertThat(Loop.describe(LoopDevice.fromPath(first.device()).orElseThrow())).get()
+                .extracting(LoopAttachment::detaching).isEqualTo(false);
+        pool.detach(volume);
+        assertThat(pool.attachedDevice(volume)).isEmpty();
+    }
+
     @Test
     void aDeviceAttachedBeforeThePoolOpenedIsFoundAndNotAttachedAgain() throws IOException {
         FilePool pool = open();
@@ -203,6 +228,11 @@ class LoopAttachmentsTest {
         @Override
         public void detach(LoopDevice device) throws IOException {
             SYSFS.detach(device);
+        }
+
+        @Override
+        public boolean keep(LoopDevice device) throws IOException {
+            return SYSFS.keep(device);
         }
     }
 }
