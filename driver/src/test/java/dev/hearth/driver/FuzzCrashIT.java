@@ -268,7 +268,7 @@ class FuzzCrashIT {
 
         if (teardown == Teardown.ON_THE_LIVE_NODE) {
             tearDownAsTheKubelet(published, staged, seed);
-            unpublishInline(Set.of(), inline, nested(published, staged), seed);
+            unpublishInline(Set.of(), inline, seed);
             System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller())
                     + " left, without a reboot");
             assertThat(TestDriver.loopDevicesUnder(dir.toRealPath())).as("seed %d: loop devices once every volume"
@@ -280,7 +280,7 @@ class FuzzCrashIT {
         TestDriver.sweep(dir);
         hearth.start();
         if (teardown == Teardown.AFTER_A_REBOOT) {
-            unpublishInline(inline, inline, nested(published, staged), seed);
+            unpublishInline(inline, inline, seed);
         }
         System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller()) + " left");
         assertThat(TestDriver.volumeIds(hearth.controller())).as("volumes listed after all were deleted").isEmpty();
@@ -304,7 +304,7 @@ class FuzzCrashIT {
      * not leave one that only DeleteVolume (which nobody calls for an inline volume) would remove.
      */
     private void unpublishInline(Set<NodeUnpublishVolumeRequest> toUnpublish, Set<NodeUnpublishVolumeRequest> inline,
-            Set<String> nested, long seed) {
+            long seed) {
         List<String> failures = new ArrayList<>();
         Map<String, String> answers = new TreeMap<>();
         for (NodeUnpublishVolumeRequest request : toUnpublish) {
@@ -318,9 +318,6 @@ class FuzzCrashIT {
         assertThat(failures).as("seed %d: these unpublishes of inline volumes failed", seed).isEmpty();
         Map<String, String> ids = new TreeMap<>(); // each inline volume's possible IDs: its unpublish
         for (NodeUnpublishVolumeRequest request : inline) {
-            if (nested.contains(request.getTargetPath())) {
-                continue; // its target may hold the clients' other paths, which no unpublish removes
-            }
             for (String pool : List.of("default", "second")) {
                 ids.put(VolumeId.mint(pool, "ephemeral:" + request.getVolumeId()).toString(),
                         CsiFuzzTest.shown(request) + " -> " + answers.getOrDefault(CsiFuzzTest.shown(request),
@@ -396,24 +393,6 @@ class FuzzCrashIT {
                     + CsiFuzzTest.shown(request)));
             return e.getStatus().getCode() + " " + e.getStatus().getDescription();
         }
-    }
-
-    /**
-     * The targets below which the clients named another path (the fuzzer's {@code sub}, {@code a/b}):
-     * an unpublish there rightly refuses a target that holds files, which the kubelet's paths, never
-     * nested, do not meet, and leaves the inline volume for the operator.
-     */
-    private static Set<String> nested(Set<NodeUnpublishVolumeRequest> published, Set<NodeUnstageVolumeRequest> staged) {
-        List<String> paths = Stream.concat(published.stream().map(NodeUnpublishVolumeRequest::getTargetPath),
-                staged.stream().map(NodeUnstageVolumeRequest::getStagingTargetPath)).toList();
-        Set<String> nested = new LinkedHashSet<>();
-        for (NodeUnpublishVolumeRequest request : published) {
-            String below = request.getTargetPath() + "/";
-            if (paths.stream().anyMatch(path -> path.startsWith(below))) {
-                nested.add(request.getTargetPath());
-            }
-        }
-        return nested;
     }
 
     /** Notes a publish or stage the clients send as the unpublish or unstage that ends it. */

@@ -273,11 +273,6 @@ final class Publisher {
     }
 
     /**
-     * Unmounts the mounts stacked at {@code path}, top first, while each is {@code ours} (asked with
-     * the table it was found in). The table read before answers for a path with one mount or none;
-     * after an unmount where more were stacked, the table is read again to see what is on top now.
-     */
-    /**
      * umount2, tried again for a moment while it answers EBUSY. A mount is busy for a moment after
      * its last user has gone: a container's processes still exiting when the kubelet unpublishes, or
      * a process forked elsewhere that holds a copy of a file descriptor until its exec closes it.
@@ -302,6 +297,11 @@ final class Publisher {
         }
     }
 
+    /**
+     * Unmounts the mounts stacked at {@code path}, top first, while each is {@code ours} (asked with
+     * the table it was found in). The table read before answers for a path with one mount or none;
+     * after an unmount where more were stacked, the table is read again to see what is on top now.
+     */
     private static void unmountAll(Path path, MountTable table,
             java.util.function.BiPredicate<MountEntry, MountTable> ours) {
         try {
