@@ -241,11 +241,7 @@ class EphemeralVolumeTest extends DriverFixture {
                 "exists and is not a directory");
 
         assertThat(Files.readString(target)).isEqualTo("someone's data");
-        assertThat(volumes()).isEmpty();
-        assertThat(driver.poolFiles()).isEmpty();
-        assertThat(driver.poolLoopDevices()).isEmpty();
-        assertThat(TestDriver.mountsUnder(dir.toRealPath())).isEmpty();
-        assertThat(ephemeralStaging()).isEmpty();
+        assertNothingLeft(target);
         assertFails(() -> kubelet.unpublish(KUBELET_ID, target), Code.FAILED_PRECONDITION, "a file with data");
         assertThat(Files.readString(target)).isEqualTo("someone's data");
     }
@@ -268,11 +264,7 @@ class EphemeralVolumeTest extends DriverFixture {
         assertFails(() -> kubelet.unpublish(KUBELET_ID, target), Code.FAILED_PRECONDITION, "a file with data");
 
         assertThat(Files.readString(target)).isEqualTo("someone's data");
-        assertThat(volumes()).isEmpty();
-        assertThat(driver.poolFiles()).isEmpty();
-        assertThat(driver.poolLoopDevices()).isEmpty();
-        assertThat(TestDriver.mountsUnder(dir.toRealPath())).isEmpty();
-        assertThat(ephemeralStaging()).isEmpty();
+        assertNothingLeft(target);
     }
 
     @Test

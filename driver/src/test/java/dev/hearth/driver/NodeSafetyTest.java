@@ -288,6 +288,16 @@ class NodeSafetyTest extends DriverFixture {
         assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
     }
 
+    /** A block volume made and staged, the only one on the node: its ID, staging path and loop device. */
+    private record StagedBlock(String id, Path staging, Path device) {}
+
+    private StagedBlock stagedBlock(String name) throws IOException {
+        String id = driver.create(name, 128 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
+        return new StagedBlock(id, staging, driver.poolLoopDevices().getFirst().device().path());
+    }
+
     /**
      * Someone else has the volume's loop device open when the kubelet unstages it (a backup reading
      * the disk, a probe, a tool a kill left running), so its detach waits for that last close; then
@@ -297,20 +307,17 @@ class NodeSafetyTest extends DriverFixture {
      */
     @Test
     void aDeviceStillOpenAfterItsUnstageStaysTheVolumesWhenItIsStagedAgain() throws IOException {
-        String id = driver.create("raw-a", 128 * MIB, block()).getVolumeId();
-        Path staging = kubelet.stagingFor(id);
-        kubelet.stage(id, staging, block());
-        Path device = driver.poolLoopDevices().getFirst().device().path();
+        StagedBlock raw = stagedBlock("raw-a");
         byte[] mine = TestData.random((int) MIB, 68);
-        try (FileChannel channel = FileChannel.open(device, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = FileChannel.open(raw.device(), StandardOpenOption.WRITE)) {
             channel.write(ByteBuffer.wrap(mine), 0);
             channel.force(true);
         }
         Path target = kubelet.targetFor("db-0");
-        try (FileChannel holder = FileChannel.open(device, StandardOpenOption.READ)) {
-            kubelet.unstage(id, staging);
-            kubelet.stage(id, staging, block());
-            kubelet.publish(id, staging, target, block());
+        try (FileChannel holder = FileChannel.open(raw.device(), StandardOpenOption.READ)) {
+            kubelet.unstage(raw.id(), raw.staging());
+            kubelet.stage(raw.id(), raw.staging(), block());
+            kubelet.publish(raw.id(), raw.staging(), target, block());
         }
 
         String other = driver.create("raw-b", 128 * MIB, block()).getVolumeId();
@@ -322,7 +329,7 @@ class NodeSafetyTest extends DriverFixture {
                     .isEqualTo(TestData.sha256(mine));
         }
         kubelet.takeDown(theirs);
-        kubelet.takeDown(new Kubelet.Published(id, staging, target));
+        kubelet.takeDown(new Kubelet.Published(raw.id(), raw.staging(), target));
         assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
         assertThat(driver.poolLoopDevices()).isEmpty();
     }
@@ -334,18 +341,15 @@ class NodeSafetyTest extends DriverFixture {
      */
     @Test
     void aPublishOfABlockVolumeWhoseDeviceIsBeingDetachedIsRefused() throws IOException {
-        String id = driver.create("raw-a", 128 * MIB, block()).getVolumeId();
-        Path staging = kubelet.stagingFor(id);
-        kubelet.stage(id, staging, block());
-        Path device = driver.poolLoopDevices().getFirst().device().path();
+        StagedBlock raw = stagedBlock("raw-a");
         Path target = kubelet.targetFor("db-0");
-        try (FileChannel holder = FileChannel.open(device, StandardOpenOption.READ)) {
-            kubelet.unstage(id, staging);
+        try (FileChannel holder = FileChannel.open(raw.device(), StandardOpenOption.READ)) {
+            kubelet.unstage(raw.id(), raw.staging());
 
-            assertFails(() -> kubelet.publish(id, staging, target, block()), Status.Code.FAILED_PRECONDITION,
-                    "is being detached");
-            assertFails(() -> kubelet.publish(id, staging, target, block(), true), Status.Code.FAILED_PRECONDITION,
-                    "is being detached");
+            assertFails(() -> kubelet.publish(raw.id(), raw.staging(), target, block()),
+                    Status.Code.FAILED_PRECONDITION, "is being detached");
+            assertFails(() -> kubelet.publish(raw.id(), raw.staging(), target, block(), true),
+                    Status.Code.FAILED_PRECONDITION, "is being detached");
         }
 
         assertThat(target).doesNotExist();
