@@ -356,4 +356,26 @@ class NodeSafetyTest extends DriverFixture {
         assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
         assertThat(driver.poolLoopDevices()).isEmpty();
     }
+
+    /**
+     * The holder need not be another process: a client that unstages a filesystem volume before it
+     * unpublishes it leaves the pod's bind holding the device, so the unstage's detach waits for the
+     * unpublish. A raw block publish of that volume meanwhile would be freed under it by that very
+     * unpublish, and is refused. (The order of FuzzCrashIT's failure in CI, whose end state this is.)
+     */
+    @Test
+    void aBlockPublishBetweenAnEarlyUnstageAndTheUnpublishThatFreesTheDeviceIsRefused() throws IOException {
+        String id = driver.create("early-unstage", 64 * MIB, mount("ext4")).getVolumeId();
+        Kubelet.Published fs = kubelet.stageAndPublish(id, mount("ext4"), "web-0");
+        kubelet.unstage(id, fs.staging());
+        Path target = kubelet.targetFor("db-0");
+
+        assertFails(() -> kubelet.publish(id, fs.staging(), target, block()), Status.Code.FAILED_PRECONDITION,
+                "is being detached");
+
+        kubelet.unpublish(id, fs.target());
+        assertThat(target).doesNotExist();
+        assertThat(TestDriver.mountsUnder(driver.dir().toRealPath())).isEmpty();
+        assertThat(driver.poolLoopDevices()).isEmpty();
+    }
 }
