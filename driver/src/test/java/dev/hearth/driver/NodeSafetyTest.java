@@ -372,6 +372,8 @@ class NodeSafetyTest extends DriverFixture {
 
         assertFails(() -> kubelet.publish(id, fs.staging(), target, block()), Status.Code.FAILED_PRECONDITION,
                 "is being detached");
+        assertFails(() -> driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()),
+                Status.Code.FAILED_PRECONDITION, "it was unstaged, but something still has it open");
 
         kubelet.unpublish(id, fs.target());
         assertThat(target).doesNotExist();

@@ -414,9 +414,12 @@ public final class FilePool implements Pool {
         if (!id.pool().equals(name())) {
             return;
         }
-        attachedDevice(id).ifPresent(device -> {
-            throw new StorageException.Precondition("volume " + id + " is still attached as " + device
-                    + " on this node; unstage it before deleting");
+        loops.attachment(ImageFiles.of(directory, id).image()).ifPresent(attached -> {
+            throw new StorageException.Precondition("volume " + id + " is still attached as "
+                    + attached.device().path() + " on this node; " + (attached.detaching()
+                    ? "it was unstaged, but something still has it open (a mount, a bind of its filesystem, a"
+                            + " process), and it goes at that last close"
+                    : "unstage it before deleting"));
         });
         volumes.delete(ImageFiles.of(directory, id), "volume " + id);
     }

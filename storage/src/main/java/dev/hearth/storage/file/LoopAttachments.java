@@ -81,10 +81,14 @@ final class LoopAttachments {
     }
 
     Optional<Path> device(Path image) {
+        return attachment(image).map(a -> a.device().path());
+    }
+
+    /** The device serving the image (not a deleted one under its name), as sysfs describes it. */
+    Optional<LoopAttachment> attachment(Path image) {
         try {
             return serving(key(image)).stream()
                     .filter(a -> !a.backingDeleted())
-                    .map(a -> a.device().path())
                     .findFirst();
         } catch (IOException e) {
             throw new StorageException.Failed("reading loop devices: " + e.getMessage(), e);
