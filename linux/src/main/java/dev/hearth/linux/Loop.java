@@ -146,29 +146,26 @@ public final class Loop {
         try (Arena arena = Arena.ofConfined();
              Fd loop = Fd.open(arena, device.path(), Libc.O_RDONLY)) {
             MemorySegment info = arena.allocate(LOOP_INFO64);
-            int rc = loop.ioctlRaw(LOOP_GET_STATUS64, info);
-            if (rc == -Errno.ENXIO) {
-                return false;
-            }
-            if (rc < 0) {
-                throw new LinuxException("ioctl", device.path() + ", LOOP_GET_STATUS64", -rc);
-            }
+            loop.ioctl("LOOP_GET_STATUS64", LOOP_GET_STATUS64, info);
             long flags = LOOP_INFO64.byteOffset(PathElement.groupElement("lo_flags"));
             info.set(JAVA_INT, flags, info.get(JAVA_INT, flags) & ~LO_FLAGS_AUTOCLEAR);
-            rc = loop.ioctlRaw(LOOP_SET_STATUS64, info);
-            if (rc == -Errno.ENXIO) {
-                return false;
-            }
-            if (rc < 0) {
-                throw new LinuxException("ioctl", device.path() + ", LOOP_SET_STATUS64", -rc);
-            }
+            loop.ioctl("LOOP_SET_STATUS64", LOOP_SET_STATUS64, info);
             return true;
         } catch (LinuxException e) {
-            if (e.is(Errno.ENXIO)) { // a removed device's node refuses open with ENXIO
+            if (e.is(Errno.ENXIO)) { // no longer bound, or the device node removed
                 return false;
             }
             throw e;
         }
+    }
+
+    /**
+     * Whether the device goes at its last close ({@link LoopAttachment#detaching}), from its one
+     * sysfs attribute; false for a device that is not bound.
+     */
+    public static boolean detaching(LoopDevice device) throws IOException {
+        return sysfsIfPresent(SYS_BLOCK.resolve("loop" + device.number()).resolve("loop/autoclear"))
+                .filter("1"::equals).isPresent();
     }
 
     /**

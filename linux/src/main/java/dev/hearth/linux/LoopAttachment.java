@@ -10,11 +10,4 @@ import java.nio.file.Path;
  * before, but nothing that does not hold it open, such as a bind mount of its node, keeps it.
  */
 public record LoopAttachment(LoopDevice device, Path backingFile, boolean backingDeleted, boolean readOnly,
-                             boolean directIo, boolean detaching) {
-
-    /** A device that stays until it is detached. */
-    public LoopAttachment(LoopDevice device, Path backingFile, boolean backingDeleted, boolean readOnly,
-            boolean directIo) {
-        this(device, backingFile, backingDeleted, readOnly, directIo, false);
-    }
-}
+                             boolean directIo, boolean detaching) {}

@@ -43,7 +43,7 @@ class LoopTest {
         assertThat(BlockDevices.deviceNumber(device.path())).as("as sysfs writes it").contains(Files.readString(
                 Path.of("/sys/class/block/loop" + device.number() + "/dev")).strip());
         assertThat(BlockDevices.size(device.path())).isEqualTo(64 * MIB);
-        LoopAttachment expected = new LoopAttachment(device, file.toRealPath(), false, false, true);
+        LoopAttachment expected = new LoopAttachment(device, file.toRealPath(), false, false, true, false);
         assertThat(Loop.findByBackingFile(file)).contains(expected);
         assertThat(Loop.list()).contains(expected);
     }
@@ -184,7 +184,7 @@ class LoopTest {
 
         Files.delete(file);
 
-        assertThat(Loop.list()).contains(new LoopAttachment(device, real, true, false, true));
+        assertThat(Loop.list()).contains(new LoopAttachment(device, real, true, false, true, false));
         assertThat(Loop.findByBackingFile(real)).isEmpty();
     }
 
@@ -267,7 +267,8 @@ class LoopTest {
 
         LoopDevice device = Scratch.attach(cleanup, file, false, true);
 
-        assertThat(Loop.findByBackingFile(file)).contains(new LoopAttachment(device, file, false, false, false));
+        assertThat(Loop.findByBackingFile(file))
+                .contains(new LoopAttachment(device, file, false, false, false, false));
         assertThat(BlockDevices.size(device.path())).isEqualTo(8 * MIB);
     }
 

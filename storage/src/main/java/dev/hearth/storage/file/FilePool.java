@@ -414,14 +414,15 @@ public final class FilePool implements Pool {
         if (!id.pool().equals(name())) {
             return;
         }
-        loops.attachment(ImageFiles.of(directory, id).image()).ifPresent(attached -> {
+        ImageFiles files = ImageFiles.of(directory, id);
+        loops.attachment(files.image()).ifPresent(attached -> {
             throw new StorageException.Precondition("volume " + id + " is still attached as "
                     + attached.device().path() + " on this node; " + (attached.detaching()
                     ? "it was unstaged, but something still has it open (a mount, a bind of its filesystem, a"
                             + " process), and it goes at that last close"
                     : "unstage it before deleting"));
         });
-        volumes.delete(ImageFiles.of(directory, id), "volume " + id);
+        volumes.delete(files, "volume " + id);
     }
 
     /** The pool's {@link Expansion}: grows the image, reserves the new blocks if thick, tells the loop device. */

@@ -5,7 +5,6 @@ import dev.hearth.linux.FileOps;
 import dev.hearth.linux.Freeze;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
-import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
@@ -142,7 +141,7 @@ final class Publisher {
             return;
         }
         try {
-            if (Loop.describe(loop.get()).filter(LoopAttachment::detaching).isPresent()) {
+            if (Loop.detaching(loop.get())) {
                 throw new StorageException.Precondition("the volume's device " + device + " is being detached (it was"
                         + " unstaged while something still had it open, and goes at that last close); stage the"
                         + " volume again (NodeStageVolume) before publishing it");
