@@ -80,19 +80,12 @@ public final class MountInfo {
      */
     public static List<Path> bindsOf(List<MountEntry> table, Path node) {
         List<Path> binds = new ArrayList<>();
-        Path given = node.toAbsolutePath().normalize();
-        Path real = canonical(node);
-        Optional<MountEntry> devices = containing(table, real);
+        Optional<MountEntry> devices = containing(table, canonical(node));
         if (devices.isEmpty()) {
             return binds;
         }
         MountEntry fs = devices.get();
-        Set<String> roots = new HashSet<>();
-        for (Path path : List.of(given, real)) {
-            if (path.startsWith(fs.mountPoint())) {
-                roots.add(bindRoot(fs, path));
-            }
-        }
+        Set<String> roots = bindRoots(fs, node);
         for (MountEntry entry : table) {
             if (entry.major() == fs.major() && entry.minor() == fs.minor() && roots.contains(entry.root())) {
                 binds.add(entry.mountPoint());
@@ -101,13 +94,34 @@ public final class MountInfo {
         return binds;
     }
 
+    /**
+     * The roots a bind of the device node {@code node}, which lies inside {@code fs}, can show: the
+     * node's own name, and the node a link of that name leads to. The kernel resolves a link when it
+     * binds, so a bind made through udev's /dev/mapper/vg-lv shows /dm-3.
+     */
+    public static Set<String> bindRoots(MountEntry fs, Path node) {
+        Set<String> roots = new HashSet<>();
+        for (Path path : List.of(node.toAbsolutePath().normalize(), canonical(node))) {
+            if (path.startsWith(fs.mountPoint())) {
+                roots.add(bindRoot(fs, path));
+            }
+        }
+        return roots;
+    }
+
+    /** Whether {@code a} and {@code b} name the same node: equal, or {@code b} is a link that leads to {@code a}. */
+    public static boolean sameNode(Path a, Path b) {
+        return a.equals(b) || a.equals(canonical(b));
+    }
+
     /** The root a bind mount of {@code path}, which lies inside {@code mount}, shows: the mount's root plus the relative path. */
     public static String bindRoot(MountEntry mount, Path path) {
         String relative = mount.mountPoint().relativize(path).toString();
         return mount.root().equals("/") ? "/" + relative : mount.root() + "/" + relative;
     }
 
-    static Path canonical(Path path) {
+    /** The path with every link resolved; the path as given (absolute, normalized) if it cannot be. */
+    public static Path canonical(Path path) {
         try {
             return path.toRealPath();
         } catch (IOException e) { // gone or unreachable: compare the path as given

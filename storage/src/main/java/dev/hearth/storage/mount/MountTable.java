@@ -20,7 +20,7 @@ final class MountTable {
 
     private final List<MountEntry> entries;
 
-    private MountTable(List<MountEntry> entries) {
+    MountTable(List<MountEntry> entries) {
         this.entries = entries;
     }
 
@@ -75,8 +75,15 @@ final class MountTable {
         }
     }
 
-    /** Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. */
+    /**
+     * Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. A bind
+     * made through a link's name (an LV's /dev/vg/lv) shows the node the link leads to, and is found too.
+     */
     Optional<Path> blockPublication(Path device) {
+        List<Path> binds = MountInfo.bindsOf(entries, device);
+        if (!binds.isEmpty()) {
+            return Optional.of(binds.getFirst());
+        }
         Optional<MountEntry> containing = MountInfo.containing(entries, device);
         if (containing.isEmpty()) {
             return Optional.empty(); // no mount holds the device node: nothing can bind it either
@@ -86,9 +93,9 @@ final class MountTable {
         // is asked alone (not every loop device on the node, of which a file pool has one per volume).
         String loopNodes = MountInfo.bindRoot(devices, Path.of("/dev/loop"));
         return entries.stream()
-                .filter(entry -> binds(entry, devices, device) || (entry.major() == devices.major()
-                        && entry.minor() == devices.minor() && entry.root().startsWith(loopNodes)
-                        && ReadOnlyViews.isViewOf(devices.mountPoint().resolve(relativeRoot(devices, entry)), device)))
+                .filter(entry -> entry.major() == devices.major() && entry.minor() == devices.minor()
+                        && entry.root().startsWith(loopNodes)
+                        && ReadOnlyViews.isViewOf(devices.mountPoint().resolve(relativeRoot(devices, entry)), device))
                 .map(MountEntry::mountPoint)
                 .findFirst();
     }
@@ -122,7 +129,7 @@ final class MountTable {
 
     static boolean binds(MountEntry entry, MountEntry devices, Path device) {
         return entry.major() == devices.major() && entry.minor() == devices.minor()
-                && entry.root().equals(MountInfo.bindRoot(devices, device));
+                && MountInfo.bindRoots(devices, device).contains(entry.root());
     }
 
     /**

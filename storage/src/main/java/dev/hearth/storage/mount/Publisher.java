@@ -193,7 +193,7 @@ final class Publisher {
         }
         Optional<Path> bound = table.boundDevice(entry);
         return device.isPresent() && bound.isPresent()
-                && (bound.get().equals(device.get()) || ReadOnlyViews.isViewOf(bound.get(), device.get()));
+                && (MountInfo.sameNode(bound.get(), device.get()) || ReadOnlyViews.isViewOf(bound.get(), device.get()));
     }
 
     /** Removes an empty directory or an empty regular file (what a publish makes); refuses anything else. */

@@ -3,6 +3,7 @@ package dev.hearth.storage.mount;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
+import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -33,7 +34,7 @@ final class ReadOnlyViews {
      * loop devices.
      */
     static boolean isViewOf(Path candidate, Path device) {
-        return view(candidate).filter(a -> a.backingFile().equals(device)).isPresent();
+        return view(candidate).filter(a -> MountInfo.sameNode(a.backingFile(), device)).isPresent();
     }
 
     /** Detaches {@code device} if it is one of our read-only views; any other device is left alone. */
@@ -57,9 +58,10 @@ final class ReadOnlyViews {
      */
     static boolean releaseUnbound(Path device, MountTable table) {
         boolean bound = false;
+        Path node = MountInfo.canonical(device); // sysfs names the view's backing device by its node, not a link to it
         try {
             for (LoopAttachment view : Loop.list()) {
-                if (!view.readOnly() || view.backingDeleted() || !view.backingFile().equals(device)) {
+                if (!view.readOnly() || view.backingDeleted() || !view.backingFile().equals(node)) {
                     continue;
                 }
                 if (table.bindsNode(view.device().path())) {

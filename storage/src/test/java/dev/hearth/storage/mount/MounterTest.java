@@ -703,6 +703,47 @@ class MounterTest {
                 .as("nothing holds the volume's device open any more: it detaches at once").isEmpty();
     }
 
+    /**
+     * An LV's device is named by a link under udev (/dev/mapper/vg-lv leads to /dev/dm-3), and the
+     * kernel resolves the link when it binds, so the mount table and sysfs show the node, not the
+     * name the driver gave. Every question asked of a block publish must see through the link.
+     */
+    @Test
+    void aDeviceNamedByALinkIsPublishedFoundAndReleasedLikeItsNode() throws IOException {
+        Path node = blankDevice(64 * MIB);
+        Path device = Files.createSymbolicLink(Files.createDirectories(dir.resolve("mapper")).resolve("vg-lv"), node);
+        Path target = mountPoint("pods/a/volumeDevices/rw");
+        Path readOnly = mountPoint("pods/b/volumeDevices/ro");
+        detachViewsAfterwards(node);
+
+        mounter.publishBlock(VOLUME, device, target, false);
+        mounter.publishBlock(VOLUME, device, target, false);
+        mounter.publishBlock(VOLUME, device, readOnly, true);
+        mounter.publishBlock(VOLUME, device, readOnly, true);
+        ReadOnlyViews.create(device); // what a third publish killed before its bind left
+
+        assertThat(mountsAt(target)).hasSize(1);
+        assertThat(mountsAt(readOnly)).hasSize(1);
+        assertThatThrownBy(() -> mounter.publishBlock(VOLUME, device, target, true))
+                .isInstanceOf(StorageException.Conflict.class).hasMessageContaining("published read-write");
+        assertThatThrownBy(() -> mounter.unstage(mountPoint("staging"), Optional.of(device)))
+                .isInstanceOf(StorageException.Precondition.class).hasMessageContaining("published as a raw block device");
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(node), mountPoint("staging"), ANY,
+                List.of())).isInstanceOf(StorageException.Conflict.class)
+                .hasMessageContaining("published as a raw block device");
+        mounter.releaseUnboundViews(VOLUME, Optional.of(device));
+        assertThat(Loop.list()).as("the bound view stays, the unbound one goes")
+                .filteredOn(view -> view.backingFile().equals(node)).hasSize(1);
+
+        mounter.unpublish(target, Optional.of(device));
+        mounter.unpublish(readOnly, Optional.of(device));
+
+        assertThat(Files.exists(target)).isFalse();
+        assertThat(Files.exists(readOnly)).isFalse();
+        assertThat(Loop.list()).noneMatch(view -> view.backingFile().equals(node));
+        mounter.unstage(mountPoint("staging"), Optional.of(device));
+    }
+
     @Test
     void publishBlockReplacesAnEmptyDirectoryLeftAtTheTarget() throws IOException {
         Path device = blankDevice(64 * MIB);
