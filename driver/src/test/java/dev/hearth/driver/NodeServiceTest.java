@@ -760,6 +760,69 @@ class NodeServiceTest extends DriverFixture {
         assertThat(mountAt(target)).isEmpty();
     }
 
+    /**
+     * A mount over a directory hides what it holds from everyone on the node: a stage or a publish
+     * onto one that holds files is refused before anything is formatted or mounted. The kubelet
+     * never leaves files there; a hostile or mistaken request (a target of /etc) would.
+     */
+    @Test
+    @RequiresRoot
+    void stagingOrPublishingAFilesystemOntoADirectoryThatHoldsFilesIsInvalidAndHidesNothing() throws IOException {
+        String id = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        Path occupied = kubelet.stagingFor(id + "-occupied");
+        writeSynced(occupied.resolve("precious.txt"), "kept");
+
+        assertFails(() -> kubelet.stage(id, occupied, mount("ext4")), Code.INVALID_ARGUMENT,
+                occupied.toString(), "is a directory that holds files");
+
+        assertThat(mountAt(occupied)).isEmpty();
+        assertThat(isAllZeros(driver.image(id))).as("nothing was formatted").isTrue();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, mount("ext4"));
+        Path target = Files.createDirectories(kubelet.targetFor("pod-1"));
+        writeSynced(target.resolve("precious.txt"), "kept");
+
+        assertFails(() -> kubelet.publish(id, staging, target, mount("ext4")), Code.INVALID_ARGUMENT,
+                target.toString(), "is a directory that holds files");
+
+        assertThat(mountAt(target)).isEmpty();
+        assertThat(target.resolve("precious.txt")).hasContent("kept");
+        assertThat(occupied.resolve("precious.txt")).hasContent("kept");
+        kubelet.unstage(id, staging);
+    }
+
+    /**
+     * A bind over a file hides it on the node, and one over a device node (a disk's /dev/sda) sends
+     * every later open of that name to this volume: a block publish goes onto a new or empty file only.
+     */
+    @Test
+    @RequiresRoot
+    void publishingABlockVolumeOverAFileWithDataOrADeviceNodeIsInvalidAndHidesNothing() throws Exception {
+        String id = driver.create("pvc-1", 16 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        kubelet.stage(id, staging, block());
+        Path file = kubelet.targetFor("pod-1");
+        writeSynced(file, "kept");
+        Path node = kubelet.targetFor("pod-2");
+        assertThat(new ProcessBuilder("mknod", node.toString(), "c", "1", "3").inheritIO().start().waitFor()).isZero();
+        Path empty = Files.createFile(kubelet.targetFor("pod-3"));
+
+        assertFails(() -> kubelet.publish(id, staging, file, block()), Code.INVALID_ARGUMENT,
+                file.toString(), "holds a file with data");
+        assertFails(() -> kubelet.publish(id, staging, node, block()), Code.INVALID_ARGUMENT,
+                node.toString(), "holds something that is no file or directory");
+        kubelet.publish(id, staging, empty, block());
+
+        assertThat(mountAt(file)).isEmpty();
+        assertThat(mountAt(node)).isEmpty();
+        assertThat(file).hasContent("kept");
+        assertThat(mountAt(empty)).isPresent();
+        kubelet.unpublish(id, empty);
+        kubelet.unstage(id, staging);
+        assertThat(file).hasContent("kept");
+        assertThat(node).exists();
+    }
+
     @Test
     void unpublishingAPathUnderAFileSucceedsForNothingCanBePublishedThere() throws IOException {
         Path file = Files.writeString(dir.resolve("a-file"), "not a directory");

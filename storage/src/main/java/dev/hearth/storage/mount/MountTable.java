@@ -5,6 +5,8 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -130,6 +132,27 @@ final class MountTable {
     static boolean binds(MountEntry entry, MountEntry devices, Path device) {
         return entry.major() == devices.major() && entry.minor() == devices.minor()
                 && MountInfo.bindRoots(devices, device).contains(entry.root());
+    }
+
+    /**
+     * Makes the directory a mount goes onto, with its parents, or takes the empty one found there. One
+     * that holds files is the request's mistake: the mount would hide them from everyone on the node,
+     * and the kubelet never leaves files where a volume is to be mounted.
+     */
+    static void makeMountPoint(Path path, String what) {
+        if (Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+            try (DirectoryStream<Path> children = Files.newDirectoryStream(path)) {
+                if (children.iterator().hasNext()) {
+                    throw new StorageException.InvalidArgument(what + " " + Quoted.of(path) + " is a directory that"
+                            + " holds files; hearth mounts a volume only onto an empty directory, never over files"
+                            + " the mount would hide");
+                }
+            } catch (IOException | DirectoryIteratorException e) {
+                throw new StorageException.Failed("reading " + what + " " + Quoted.of(path) + ": " + e.getMessage(), e);
+            }
+            return;
+        }
+        makeDirectory(path, what, path);
     }
 
     /**

@@ -100,7 +100,7 @@ public final class Mounter {
                     + " be staged " + readWrite(readOnly) + " at " + staging + " too");
         });
         table.requireNothingMountedBeneath(staging, "staging path"); // all refused before anything is formatted
-        MountTable.makeDirectory(staging, "staging path", staging);
+        MountTable.makeMountPoint(staging, "staging path");
         FirstFormat.Prepared prepared = firstFormat.prepare(volume, device, proof, requested);
         FilesystemType type = prepared.type();
         // A restore or clone larger than its source; never one mounted elsewhere, which e2fsck refuses.

@@ -84,7 +84,7 @@ final class Publisher {
             return;
         }
         table.requireNothingMountedBeneath(target, "target path");
-        MountTable.makeDirectory(target, "target path", target);
+        MountTable.makeMountPoint(target, "target path");
         bind(staging, target, readOnly);
     }
 
@@ -107,6 +107,13 @@ final class Publisher {
             }
             if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createFile(target);
+            } else if (!Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) || Files.size(target) != 0) {
+                // A bind over it would hide it on the node: a file's data, or a device node (a disk's
+                // /dev/sda, which every later open would find to be this volume).
+                throw new StorageException.InvalidArgument("target path " + Quoted.of(target) + " holds "
+                        + (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) ? "a file with data"
+                        : "something that is no file or directory") + "; a block volume is published onto a new"
+                        + " or empty file, never over what the bind would hide");
             }
         } catch (LinuxException e) {
             if (e.errno() == Errno.ENOTEMPTY || e.errno() == Errno.EEXIST) {
