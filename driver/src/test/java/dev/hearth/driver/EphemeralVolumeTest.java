@@ -246,6 +246,23 @@ class EphemeralVolumeTest extends DriverFixture {
         assertThat(Files.readString(target)).isEqualTo("someone's data");
     }
 
+    /** The same with a target directory that holds files, which the mount would have hidden. */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void aPublishOntoADirectoryThatHoldsFilesLeavesNoVolumeAndTheFilesAsTheyWere() throws IOException {
+        Path target = Files.createDirectories(kubelet.targetFor("web-0"));
+        Files.writeString(target.resolve("index.html"), "someone's data");
+
+        assertFails(() -> publish(target, attributes("64Mi"), mount("ext4")), Code.INVALID_ARGUMENT,
+                "is a directory that holds files");
+
+        assertThat(Files.readString(target.resolve("index.html"))).isEqualTo("someone's data");
+        assertNothingLeft(target);
+        assertFails(() -> kubelet.unpublish(KUBELET_ID, target), Code.FAILED_PRECONDITION, "holds files");
+        assertThat(Files.readString(target.resolve("index.html"))).isEqualTo("someone's data");
+    }
+
     /**
      * An inline volume whose target someone has since filled with a file of data, nothing mounted:
      * the kubelet's unpublish removes the volume, which holds nothing the target shows, and refuses
