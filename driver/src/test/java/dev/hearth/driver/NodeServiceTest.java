@@ -41,6 +41,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -821,6 +822,57 @@ class NodeServiceTest extends DriverFixture {
         kubelet.unstage(id, staging);
         assertThat(file).hasContent("kept");
         assertThat(node).exists();
+    }
+
+    /**
+     * The kernel's own filesystems hold its objects, not directories: a publish onto /dev would hide
+     * device nodes from the whole node (or, made there, be a device directory of its own), and a mkdir
+     * in /proc or /sys is refused by the kernel (which was INTERNAL). Each is the request's mistake,
+     * and nothing is made or mounted.
+     */
+    @Test
+    @RequiresRoot
+    void stagingOrPublishingOnTheKernelsOwnFilesystemsIsInvalidAndMakesNothing() throws IOException {
+        String fs = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        String raw = driver.create("pvc-2", 16 * MIB, block()).getVolumeId();
+        String name = "hearth-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        Path staging = kubelet.stagingFor(fs);
+        Path rawStaging = kubelet.stagingFor(raw);
+        List<Path> made = new ArrayList<>(List.of(Path.of("/proc", name), Path.of("/sys", name)));
+        boolean devtmpfs = MountInfo.containing(Path.of("/dev", name)).orElseThrow().fsType().equals("devtmpfs");
+        if (devtmpfs) {
+            made.add(Path.of("/dev", name));
+        }
+        try {
+            assertFails(() -> kubelet.stage(fs, made.get(0), mount("ext4")), Code.INVALID_ARGUMENT,
+                    "'/proc', the kernel's proc filesystem");
+            kubelet.stage(fs, staging, mount("ext4"));
+            kubelet.stage(raw, rawStaging, block());
+            assertFails(() -> kubelet.publish(fs, staging, made.get(1), mount("ext4")), Code.INVALID_ARGUMENT,
+                    "'/sys', the kernel's sysfs filesystem");
+            assertFails(() -> kubelet.publish(raw, rawStaging, made.get(1), block()), Code.INVALID_ARGUMENT,
+                    "'/sys', the kernel's sysfs filesystem");
+            if (devtmpfs) {
+                assertFails(() -> kubelet.publish(fs, staging, made.get(2), mount("ext4")), Code.INVALID_ARGUMENT,
+                        "'/dev', the kernel's devtmpfs filesystem");
+                assertFails(() -> kubelet.publish(raw, rawStaging, made.get(2), block()), Code.INVALID_ARGUMENT,
+                        "'/dev', the kernel's devtmpfs filesystem");
+            }
+
+            for (Path path : made) {
+                assertThat(mountAt(path)).as(path.toString()).isEmpty();
+                assertThat(Files.exists(path)).as(path.toString()).isFalse();
+            }
+            kubelet.unstage(fs, staging);
+            kubelet.unstage(raw, rawStaging);
+        } finally { // what a regression would leave on the node itself
+            for (Path path : made) {
+                while (mountAt(path).isPresent()) {
+                    Mounts.unmount(path);
+                }
+                Files.deleteIfExists(path);
+            }
+        }
     }
 
     @Test

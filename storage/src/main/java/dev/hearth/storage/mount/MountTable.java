@@ -5,6 +5,7 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What /proc/self/mountinfo says about paths and devices, with its read errors as storage
@@ -135,6 +137,29 @@ final class MountTable {
     }
 
     /**
+     * The kernel's own filesystems: their directories are the kernel's objects (a process, a device,
+     * a control group), made and removed by it or by a mkdir that means something else entirely.
+     */
+    private static final Set<String> KERNEL_FILESYSTEMS = Set.of("proc", "sysfs", "devtmpfs", "devpts", "cgroup",
+            "cgroup2", "debugfs", "tracefs", "securityfs", "bpf", "configfs", "pstore", "efivarfs", "fusectl",
+            "mqueue", "binfmt_misc", "nsfs", "selinuxfs", "rpc_pipefs", "autofs");
+
+    /**
+     * Refuses a staging or target path on one of the kernel's own filesystems (/proc, /sys, /dev,
+     * a cgroup tree): a mount there would hide a device node or a kernel file from the whole node,
+     * and a directory made there is not a directory. The kubelet's paths are on a filesystem of
+     * files (/var/lib/kubelet); tmpfs is one.
+     */
+    void refuseKernelFilesystem(Path path, String what) {
+        MountEntry on = mountContaining(path);
+        if (KERNEL_FILESYSTEMS.contains(on.fsType())) {
+            throw new StorageException.InvalidArgument(what + " " + Quoted.of(path) + " is on " + Quoted.of(on.mountPoint())
+                    + ", the kernel's " + on.fsType() + " filesystem; a volume is mounted only on a filesystem of files"
+                    + " (the kubelet's are under /var/lib/kubelet)");
+        }
+    }
+
+    /**
      * Makes the directory a mount goes onto, with its parents, or takes the empty one found there. One
      * that holds files is the request's mistake: the mount would hide them from everyone on the node,
      * and the kubelet never leaves files where a volume is to be mounted.
@@ -174,6 +199,10 @@ final class MountTable {
                     refuseOnReadOnlyMount(step, what, named);
                     break;
                 }
+            }
+            if (e instanceof AccessDeniedException) { // a directory made immutable, a mount that squashes root
+                throw new StorageException.Precondition(what + " " + Quoted.of(named) + " cannot be made: "
+                        + Quoted.of(directory) + " is not writable by the driver on this node");
             }
             throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
                     + e.getMessage(), e);

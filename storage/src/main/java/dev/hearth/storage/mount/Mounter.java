@@ -100,6 +100,7 @@ public final class Mounter {
                     + " be staged " + readWrite(readOnly) + " at " + staging + " too");
         });
         table.requireNothingMountedBeneath(staging, "staging path"); // all refused before anything is formatted
+        table.refuseKernelFilesystem(staging, "staging path");
         MountTable.makeMountPoint(staging, "staging path");
         FirstFormat.Prepared prepared = firstFormat.prepare(volume, device, proof, requested);
         FilesystemType type = prepared.type();

@@ -84,6 +84,7 @@ final class Publisher {
             return;
         }
         table.requireNothingMountedBeneath(target, "target path");
+        table.refuseKernelFilesystem(target, "target path");
         MountTable.makeMountPoint(target, "target path");
         bind(staging, target, readOnly);
     }
@@ -94,11 +95,13 @@ final class Publisher {
      * through a read-only bind of the device node itself.
      */
     static void publishBlock(Path device, Path target, boolean readOnly) {
-        Optional<MountEntry> existing = MountTable.mountAt(target);
+        MountTable table = MountTable.read();
+        Optional<MountEntry> existing = table.at(target);
         if (existing.isPresent()) {
             checkBlockPublished(existing.get(), device, target, readOnly);
             return;
         }
+        table.refuseKernelFilesystem(target, "target path");
         refuseDetaching(device);
         MountTable.makeDirectory(target.getParent(), "target path", target);
         try {
