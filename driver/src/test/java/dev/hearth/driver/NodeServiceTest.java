@@ -875,6 +875,36 @@ class NodeServiceTest extends DriverFixture {
         }
     }
 
+    /** A directory the driver may not write in (immutable here; squashed root on NFS) is the node's state, not INTERNAL. */
+    @Test
+    @RequiresRoot
+    @RequiresTools("chattr")
+    void publishingIntoADirectoryTheDriverMayNotWriteIsAPreconditionAndMakesNothing() throws Exception {
+        String fs = driver.create("pvc-1", 16 * MIB, mount("ext4")).getVolumeId();
+        String raw = driver.create("pvc-2", 16 * MIB, block()).getVolumeId();
+        Path staging = kubelet.stagingFor(fs);
+        Path rawStaging = kubelet.stagingFor(raw);
+        kubelet.stage(fs, staging, mount("ext4"));
+        kubelet.stage(raw, rawStaging, block());
+        Path locked = Files.createDirectories(dir.resolve("pods/pod-1/volumes"));
+        assertThat(new ProcessBuilder("chattr", "+i", locked.toString()).inheritIO().start().waitFor()).isZero();
+        try {
+            assertFails(() -> kubelet.publish(fs, staging, locked.resolve("fs"), mount("ext4")),
+                    Code.FAILED_PRECONDITION, "is not writable by the driver on this node");
+            assertFails(() -> kubelet.publish(raw, rawStaging, locked.resolve("raw"), block()),
+                    Code.FAILED_PRECONDITION, "is not writable by the driver on this node");
+            assertFails(() -> kubelet.stage(fs, locked.resolve("staging"), mount("ext4")),
+                    Code.FAILED_PRECONDITION, "is not writable by the driver on this node");
+        } finally {
+            assertThat(new ProcessBuilder("chattr", "-i", locked.toString()).inheritIO().start().waitFor()).isZero();
+        }
+        try (var children = Files.list(locked)) {
+            assertThat(children).isEmpty();
+        }
+        kubelet.unstage(fs, staging);
+        kubelet.unstage(raw, rawStaging);
+    }
+
     @Test
     void unpublishingAPathUnderAFileSucceedsForNothingCanBePublishedThere() throws IOException {
         Path file = Files.writeString(dir.resolve("a-file"), "not a directory");

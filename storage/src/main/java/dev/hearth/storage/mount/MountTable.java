@@ -5,7 +5,6 @@ import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -196,13 +195,9 @@ final class MountTable {
                                 + (step.equals(named) ? "" : " lies under " + Quoted.of(step) + ", which")
                                 + " exists and is not a directory");
                     }
-                    refuseOnReadOnlyMount(step, what, named);
+                    refuseUnwritable(step, what, named);
                     break;
                 }
-            }
-            if (e instanceof AccessDeniedException) { // a directory made immutable, a mount that squashes root
-                throw new StorageException.Precondition(what + " " + Quoted.of(named) + " cannot be made: "
-                        + Quoted.of(directory) + " is not writable by the driver on this node");
             }
             throw new StorageException.Failed("creating " + what + " " + Quoted.of(directory) + ": "
                     + e.getMessage(), e);
@@ -211,12 +206,17 @@ final class MountTable {
 
     /**
      * Refuses, as the node's state rather than a failure, the making of {@code named} (the request's
-     * {@code what}) when the existing directory {@code existing} it goes into is on a read-only mount.
+     * {@code what}) when the existing directory {@code existing} it goes into is on a read-only mount,
+     * or is not writable by the driver: made immutable (chattr +i), or on a mount that squashes root.
      */
-    static void refuseOnReadOnlyMount(Path existing, String what, Path named) {
+    static void refuseUnwritable(Path existing, String what, Path named) {
         if (containing(existing).readOnly()) {
             throw new StorageException.Precondition(what + " " + Quoted.of(named) + " cannot be made: "
                     + Quoted.of(existing) + " is on a read-only mount");
+        }
+        if (!Files.isWritable(existing)) {
+            throw new StorageException.Precondition(what + " " + Quoted.of(named) + " cannot be made: "
+                    + Quoted.of(existing) + " is not writable by the driver on this node");
         }
     }
 }

@@ -125,7 +125,7 @@ final class Publisher {
             }
             throw removalRefused(target, e); // ENOENT too: something else took the directory away meanwhile
         } catch (IOException e) {
-            MountTable.refuseOnReadOnlyMount(target.getParent(), "target path", target);
+            MountTable.refuseUnwritable(target.getParent(), "target path", target);
             throw new StorageException.Failed("creating block target " + target + ": " + e.getMessage(), e);
         }
         Path source = readOnly ? ReadOnlyViews.create(device) : device;
