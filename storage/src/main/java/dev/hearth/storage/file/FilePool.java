@@ -36,6 +36,7 @@ import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -295,6 +296,10 @@ public final class FilePool implements Pool {
         Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
                 "source volume " + volume + " does not exist in pool '" + name() + "'"));
         Path image = ImageFiles.of(directory, volume).image();
+        if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
+            throw new StorageException.Precondition("source volume " + volume + " has lost its image file " + image
+                    + ": there is nothing to copy");
+        }
         return new Content(image, Math.max(found.sizeBytes(), imageLength(image)), attachedDevice(volume));
     }
 

@@ -69,7 +69,9 @@ final class LoopAttachments {
                     return new Attachment(attached.get().device().path(), true);
                 }
                 if (!Files.exists(image)) {
-                    throw new StorageException.Failed("volume " + id + " has lost its image file " + image);
+                    // Not a failure of this call: someone removed the file on the node, and no retry brings it back.
+                    throw new StorageException.Precondition("volume " + id + " has lost its image file " + image
+                            + ": its data is gone; delete the volume");
                 }
                 LoopDevice device = table.attach(image, directIo);
                 remember(key, device);

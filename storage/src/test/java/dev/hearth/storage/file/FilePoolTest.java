@@ -484,6 +484,33 @@ class FilePoolTest {
         assertThat(pool.condition(moved.id())).isEqualTo(VolumeCondition.NORMAL);
     }
 
+    /**
+     * A volume whose image someone removed on the node is listed as abnormal (above); attaching it,
+     * snapshotting it and cloning it are refused as the node's state, naming the file, where they were
+     * INTERNAL; nothing is made; and its delete goes through.
+     */
+    @Test
+    void aVolumeWhoseImageIsGoneIsRefusedAsAPreconditionAndDeletes() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 4 * MIB, 0, THIN));
+        Path image = image(volume.id());
+        Files.delete(image);
+        VolumeRequest clone = new VolumeRequest("pvc-clone", new CapacityRange(0, 0), THIN,
+                Optional.of(new VolumeSource.FromVolume(volume.id())));
+
+        assertThatThrownBy(() -> pool.attach(volume.id())).isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("has lost its image file " + image);
+        assertThatThrownBy(() -> pool.snapshots().orElseThrow().create("snap", volume.id()))
+                .isInstanceOf(StorageException.Precondition.class).hasMessageContaining("has lost its image file " + image);
+        assertThatThrownBy(() -> pool.create(clone))
+                .isInstanceOf(StorageException.Precondition.class).hasMessageContaining("has lost its image file " + image);
+
+        assertThat(poolFiles()).containsExactly(volume.id() + ".meta");
+        pool.delete(volume.id());
+        assertThat(poolFiles()).isEmpty();
+        assertThat(pool.list()).isEmpty();
+    }
+
     /** A record changed while the watch lost events is read again: the cache is dropped with the listing. */
     @Test
     void recordsAreReadAgainWhenTheWatchLostEvents() throws IOException {
