@@ -3,6 +3,7 @@ package dev.hearth.storage.file;
 import dev.hearth.storage.AtomicFiles;
 import dev.hearth.storage.StorageException;
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -38,26 +39,59 @@ final class FileImages {
 
     /**
      * The record in this metadata file, as decoded when the file was last read if the pool's watch
-     * says it has not changed since; empty if there is no such file.
+     * says it has not changed since; empty if there is no such file. A file that cannot be decoded
+     * is the node's state (FAILED_PRECONDITION), not a failure of the call.
      */
     <T> Optional<T> read(Path metadata, Class<T> type, Decoder<T> decoder) {
+        return read(metadata, type, decoder, false);
+    }
+
+    /**
+     * {@link #read}, for a listing: a record that cannot be decoded is left out and logged, so that
+     * one damaged file does not hide every other volume or snapshot of the pool.
+     */
+    <T> Optional<T> readListed(Path metadata, Class<T> type, Decoder<T> decoder) {
+        return read(metadata, type, decoder, true);
+    }
+
+    private <T> Optional<T> read(Path metadata, Class<T> type, Decoder<T> decoder, boolean leaveOutUnreadable) {
         long changes = watched.getAsLong(); // the cache's count of changes, or -1: not to be used
         String key = metadata.toString();
         Object kept = changes >= 0 ? cache.get(key) : null;
         if (type.isInstance(kept)) {
             return Optional.of(type.cast(kept));
         }
+        String text;
         try {
-            T record = decoder.decode(Files.readString(metadata));
-            if (changes >= 0) {
-                cache.put(key, record, changes);
-            }
-            return Optional.of(record);
+            text = Files.readString(metadata);
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        } catch (CharacterCodingException e) {
+            return unreadable(metadata, "it is not UTF-8 text", leaveOutUnreadable);
         } catch (IOException e) {
             throw new StorageException.Failed("reading " + metadata + ": " + e.getMessage(), e);
         }
+        T record;
+        try {
+            record = decoder.decode(text);
+        } catch (IOException | RuntimeException e) {
+            return unreadable(metadata, e.getMessage(), leaveOutUnreadable);
+        }
+        if (changes >= 0) {
+            cache.put(key, record, changes);
+        }
+        return Optional.of(record);
+    }
+
+    private static <T> Optional<T> unreadable(Path metadata, String why, boolean leaveOut) {
+        String message = "the record " + metadata + " cannot be read (" + why + "); hearth writes it whole, so it"
+                + " was changed or damaged on the node, and hearth does not guess what it said: restore the file,"
+                + " or delete the volume or snapshot";
+        if (leaveOut) {
+            LOG.log(System.Logger.Level.WARNING, message + "; it is left out of this listing");
+            return Optional.empty();
+        }
+        throw new StorageException.Precondition(message);
     }
 
     List<Path> metadataFiles() {

@@ -286,7 +286,12 @@ public final class FilePool implements Pool {
             case VolumeSource.FromSnapshot(SnapshotId snapshot) -> {
                 Snapshot found = snapshotStore.find(snapshot).orElseThrow(() -> new StorageException.NotFound(
                         "source snapshot " + snapshot + " does not exist in pool '" + name() + "'"));
-                yield new Content(snapshotStore.image(snapshot), found.sizeBytes(), Optional.empty());
+                Path image = snapshotStore.image(snapshot);
+                if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
+                    throw new StorageException.Precondition("source snapshot " + snapshot + " has lost its image file "
+                            + image + ": there is nothing to restore");
+                }
+                yield new Content(image, found.sizeBytes(), Optional.empty());
             }
             case VolumeSource.FromVolume(VolumeId volume) -> volumeContent(volume);
         };
@@ -356,6 +361,15 @@ public final class FilePool implements Pool {
         return volumes.read(ImageFiles.of(directory, id).metadata(), Volume.class, text -> Metadata.decode(id, text));
     }
 
+    /** {@link #find}, for a listing: a record that cannot be read is left out (and logged), not the listing's failure. */
+    private Optional<Volume> findListed(VolumeId id) {
+        if (!id.pool().equals(name())) {
+            return Optional.empty();
+        }
+        return volumes.readListed(ImageFiles.of(directory, id).metadata(), Volume.class,
+                text -> Metadata.decode(id, text));
+    }
+
     /**
      * The volumes' IDs from one listing of the pool directory, no record read; the last listing
      * again while the pool's watch says no record has come or gone since (a ListVolumes of 1,000
@@ -390,7 +404,7 @@ public final class FilePool implements Pool {
      */
     @Override
     public Listing listing(java.util.Collection<VolumeId> ids) {
-        List<Volume> found = ids.stream().flatMap(id -> find(id).stream()).toList();
+        List<Volume> found = ids.stream().flatMap(id -> findListed(id).stream()).toList();
         Map<VolumeId, String> images = new java.util.HashMap<>();
         found.forEach(volume -> images.put(volume.id(), ImageFiles.of(directory, volume.id()).image().toString()));
         Optional<Set<String>> existing = allocation.existing(images.values());
@@ -408,7 +422,7 @@ public final class FilePool implements Pool {
     public List<Volume> list() {
         return volumes.metadataFiles().stream()
                 .flatMap(file -> ImageFiles.volumeOwner(file, ImageFiles.METADATA).stream())
-                .flatMap(id -> find(id).stream())
+                .flatMap(id -> findListed(id).stream())
                 .sorted(java.util.Comparator.comparing(v -> v.id().toString()))
                 .toList();
     }

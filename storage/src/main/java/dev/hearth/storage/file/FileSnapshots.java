@@ -93,7 +93,9 @@ final class FileSnapshots implements Snapshots {
     public List<Snapshot> list() {
         return images.metadataFiles().stream()
                 .flatMap(file -> ImageFiles.snapshotOwner(file, ImageFiles.METADATA).stream())
-                .flatMap(id -> find(id).stream())
+                .filter(id -> id.pool().equals(pool))
+                .flatMap(id -> images.readListed(ImageFiles.of(images.directory(), id).metadata(), Snapshot.class,
+                        text -> Metadata.decode(id, text)).stream())
                 .sorted(Comparator.comparing(s -> s.id().toString()))
                 .toList();
     }

@@ -7,6 +7,7 @@ import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -68,10 +69,12 @@ final class LoopAttachments {
                 if (attached.isPresent() && table.keep(attached.get().device())) {
                     return new Attachment(attached.get().device().path(), true);
                 }
-                if (!Files.exists(image)) {
-                    // Not a failure of this call: someone removed the file on the node, and no retry brings it back.
+                if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
+                    // Not a failure of this call: someone removed (or replaced) the file on the node, and no
+                    // retry brings it back.
                     throw new StorageException.Precondition("volume " + id + " has lost its image file " + image
-                            + ": its data is gone; delete the volume");
+                            + (Files.exists(image, LinkOption.NOFOLLOW_LINKS) ? " (something that is not a file stands"
+                            + " in its place)" : "") + ": its data is gone; delete the volume");
                 }
                 LoopDevice device = table.attach(image, directIo);
                 remember(key, device);

@@ -27,6 +27,7 @@ import dev.hearth.storage.PoolFeature;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.Volume;
+import dev.hearth.storage.Snapshot;
 import dev.hearth.storage.SnapshotId;
 import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.VolumeId;
@@ -509,6 +510,64 @@ class FilePoolTest {
         pool.delete(volume.id());
         assertThat(poolFiles()).isEmpty();
         assertThat(pool.list()).isEmpty();
+    }
+
+    /** The same for an image that something else stands in place of, and for a snapshot's lost image. */
+    @Test
+    void aVolumeWhoseImageIsNoFileAndASnapshotWhoseImageIsGoneAreRefusedAsAPrecondition() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume volume = pool.create(request("pvc-1", 4 * MIB, 0, THIN));
+        Snapshot snapshot = pool.snapshots().orElseThrow().create("snap", volume.id());
+        Path image = image(volume.id());
+        Files.delete(image);
+        Files.createDirectory(image);
+        Files.delete(dir.resolve("pool/snapshots").resolve(snapshot.id() + ".img"));
+
+        assertThatThrownBy(() -> pool.attach(volume.id())).isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("has lost its image file " + image + " (something that is not a file stands");
+        assertThatThrownBy(() -> pool.create(new VolumeRequest("pvc-restored", new CapacityRange(0, 0), THIN,
+                Optional.of(new VolumeSource.FromSnapshot(snapshot.id())))))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("source snapshot " + snapshot.id() + " has lost its image file");
+
+        pool.snapshots().orElseThrow().delete(snapshot.id());
+        pool.delete(volume.id());
+        assertThat(poolFiles()).isEmpty();
+    }
+
+    /**
+     * A record hearth wrote whole but that was changed or damaged on the node since: the volume or
+     * snapshot is left out of listings (one bad file failed the whole ListVolumes with INTERNAL),
+     * every call that needs the record is refused as the node's state, naming the file, a start
+     * goes through, and the delete goes through.
+     */
+    @Test
+    void aRecordDamagedOnTheNodeIsLeftOutOfListingsAndRefusedAsAPrecondition() throws IOException {
+        FilePool pool = open(64 * MIB, Provisioning.THIN);
+        Volume good = pool.create(request("pvc-good", 4 * MIB, 0, THIN));
+        Volume bad = pool.create(request("pvc-bad", 4 * MIB, 0, THIN));
+        Snapshot snapshot = pool.snapshots().orElseThrow().create("snap", good.id());
+        Path badRecord = dir.resolve("pool").resolve(bad.id() + ".meta");
+        Path snapshotRecord = dir.resolve("pool/snapshots").resolve(snapshot.id() + ".meta");
+        Files.writeString(badRecord, "garbage\n=x");
+        Files.write(snapshotRecord, new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1});
+
+        for (FilePool opened : List.of(pool, open(64 * MIB, Provisioning.THIN))) {
+            assertThat(opened.list()).containsExactly(good);
+            assertThat(opened.listing(List.of(good.id(), bad.id())).volumes()).containsExactly(good);
+            assertThat(opened.snapshots().orElseThrow().list()).isEmpty();
+            assertThatThrownBy(() -> opened.find(bad.id())).isInstanceOf(StorageException.Precondition.class)
+                    .hasMessageContaining("the record " + badRecord + " cannot be read");
+            assertThatThrownBy(() -> opened.create(request("pvc-bad", 4 * MIB, 0, THIN)))
+                    .isInstanceOf(StorageException.Precondition.class).hasMessageContaining(badRecord.toString());
+            assertThatThrownBy(() -> opened.snapshots().orElseThrow().find(snapshot.id()))
+                    .isInstanceOf(StorageException.Precondition.class)
+                    .hasMessageContaining("the record " + snapshotRecord + " cannot be read (it is not UTF-8 text)");
+        }
+
+        pool.delete(bad.id());
+        pool.snapshots().orElseThrow().delete(snapshot.id());
+        assertThat(poolFiles()).containsExactlyInAnyOrder(good.id() + ".img", good.id() + ".meta");
     }
 
     /** A record changed while the watch lost events is read again: the cache is dropped with the listing. */
