@@ -74,8 +74,11 @@ final class VolumeRecords {
         try {
             return Optional.of(decode(id, text));
         } catch (IOException | RuntimeException e) {
-            throw new StorageException.Failed("the record of volume " + id + " (" + file(id) + ") is malformed: "
-                    + e.getMessage(), e);
+            // Written whole, so changed or damaged on the node: the node's state, and never guessed
+            // (a disk taken for free could be a tenant's), so the pool refuses until it is repaired.
+            throw new StorageException.Precondition("the record of volume " + id + " (" + file(id) + ") is malformed: "
+                    + e.getMessage() + "; hearth writes it whole, so it was changed or damaged on the node, and"
+                    + " hearth does not guess which disk is whose: restore the file");
         }
     }
 

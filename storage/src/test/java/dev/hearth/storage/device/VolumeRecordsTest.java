@@ -77,11 +77,11 @@ class VolumeRecordsTest {
         VolumeRecords records = new VolumeRecords(dir);
         Files.writeString(dir.resolve(ID.toString()), VolumeRecords.encode(record()).replace("disk.value=", "x="));
 
-        assertThatThrownBy(() -> records.read(ID)).isInstanceOf(StorageException.Failed.class)
+        assertThatThrownBy(() -> records.read(ID)).isInstanceOf(StorageException.Precondition.class)
                 .hasMessageContaining("is malformed: no disk.value");
         VolumeId other = VolumeId.mint("nvme", "pvc-2");
         Files.writeString(dir.resolve(other.toString()), VolumeRecords.encode(record()));
-        assertThatThrownBy(() -> records.read(other)).isInstanceOf(StorageException.Failed.class);
+        assertThatThrownBy(() -> records.read(other)).isInstanceOf(StorageException.Precondition.class);
     }
 
     @Test
