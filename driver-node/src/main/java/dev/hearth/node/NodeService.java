@@ -193,11 +193,17 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         }
         Path volumePath = NodePath.check(request.getVolumePath(), "volume_path");
         Pool pool = pools.of(id).orElseThrow();
-        VolumeCondition condition = VolumeHealth.check(pool.condition(id), pool.attachedDevice(id), volumePath);
+        Optional<Path> device = pool.attachedDevice(id);
+        VolumeHealth.AtPath at = VolumeHealth.at(device, volumePath);
+        if (at == VolumeHealth.AtPath.OTHER) { // another volume's publish, a host mount: never its usage under this ID
+            throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not published at "
+                    + Quoted.of(request.getVolumePath()) + ": something else is mounted there");
+        }
+        VolumeCondition condition = VolumeHealth.check(pool.condition(id), device, volumePath, at);
         NodeGetVolumeStatsResponse.Builder stats = NodeGetVolumeStatsResponse.newBuilder()
                 .setVolumeCondition(dev.hearth.csi.v1.VolumeCondition.newBuilder()
                         .setAbnormal(condition.abnormal()).setMessage(condition.message()));
-        if (!condition.abnormal() || mounter.isMounted(volumePath)) {
+        if (at == VolumeHealth.AtPath.VOLUME) {
             switch (VolumeUsage.of(volumePath)) {
                 case VolumeUsage.Filesystem fs -> stats
                         .addUsage(usage(dev.hearth.csi.v1.VolumeUsage.Unit.BYTES, fs.totalBytes(), fs.availableBytes(), fs.usedBytes()))

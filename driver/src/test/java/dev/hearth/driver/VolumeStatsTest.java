@@ -18,6 +18,7 @@ import dev.hearth.driver.Kubelet.Published;
 import dev.hearth.linux.FileSystems;
 import dev.hearth.linux.FsStats;
 import dev.hearth.linux.MountFlags;
+import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
@@ -185,6 +186,34 @@ class VolumeStatsTest extends DriverFixture {
         assertFails(() -> kubelet.stats(id, Path.of("some/path")), Code.NOT_FOUND, "some/path");
         assertFails(() -> kubelet.stats(id, dir.resolve("pods/pod-2/volumes/vol")), Code.NOT_FOUND,
                 dir.resolve("pods/pod-2/volumes/vol").toString());
+    }
+
+    /**
+     * A path that holds another volume's publish, or a host filesystem, is not where this volume is:
+     * its usage was reported under this volume's ID. A device node that is no publish (here the other
+     * volume's own loop device) shows nothing of the volume either.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void statsAtAPathThatHoldsSomethingElseAreNotFoundAndShowNothingOfIt() throws IOException {
+        String fs = driver.create("pvc-fs", 64 * MIB, mount("ext4")).getVolumeId();
+        String raw = driver.create("pvc-raw", 48 * MIB, block()).getVolumeId();
+        Published fsPublished = kubelet.stageAndPublish(fs, mount("ext4"), "pod-1");
+        Published rawPublished = kubelet.stageAndPublish(raw, block(), "pod-2");
+        Path fsDevice = Path.of(MountInfo.at(fsPublished.staging()).orElseThrow().source());
+
+        assertFails(() -> kubelet.stats(fs, rawPublished.target()), Code.NOT_FOUND,
+                rawPublished.target().toString(), "something else is mounted there");
+        assertFails(() -> kubelet.stats(raw, fsPublished.target()), Code.NOT_FOUND,
+                fsPublished.target().toString(), "something else is mounted there");
+        assertFails(() -> kubelet.stats(fs, Path.of("/")), Code.NOT_FOUND, "something else is mounted there");
+        NodeGetVolumeStatsResponse atDeviceNode = kubelet.stats(raw, fsDevice);
+        assertThat(atDeviceNode.getUsageList()).as("the size of %s", fsDevice).isEmpty();
+        assertThat(atDeviceNode.getVolumeCondition().getAbnormal()).isTrue();
+
+        assertThat(usage(kubelet.stats(raw, rawPublished.target()), Unit.BYTES).getTotal()).isEqualTo(48 * MIB);
+        assertThat(kubelet.stats(fs, fsPublished.staging()).getVolumeCondition().getAbnormal()).isFalse();
     }
 
     @ParameterizedTest

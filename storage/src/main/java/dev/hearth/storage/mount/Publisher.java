@@ -196,6 +196,21 @@ final class Publisher {
         removePublishTarget(target);
     }
 
+    /**
+     * What the mount table shows at {@code path} for the volume whose device is {@code device}: the
+     * volume (its stage, a publish of its filesystem, a bind of its device node or of its read-only
+     * view), nothing, or something else.
+     */
+    static VolumeHealth.AtPath at(Path path, Path device) {
+        MountTable table = MountTable.read();
+        Optional<MountEntry> mounted = table.at(path);
+        if (mounted.isEmpty()) {
+            return VolumeHealth.AtPath.NOTHING;
+        }
+        return published(mounted.get(), Optional.of(device), table) ? VolumeHealth.AtPath.VOLUME
+                : VolumeHealth.AtPath.OTHER;
+    }
+
     /** Whether the mount is a publish of the device: its filesystem, its device node, or its read-only view. */
     private static boolean published(MountEntry entry, Optional<Path> device, MountTable table) {
         if (isDevice(entry, device)) {

@@ -1,11 +1,8 @@
 package dev.hearth.storage.mount;
 
-import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
-import dev.hearth.linux.MountEntry;
-import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeCondition;
 import dev.hearth.storage.fs.Ext4Health;
@@ -23,11 +20,30 @@ public final class VolumeHealth {
 
     private VolumeHealth() {}
 
+    /** What a volume path holds, as the mount table shows it. */
+    public enum AtPath {
+        /** The volume: its stage, a publish of its filesystem, a bind of its device node or of its read-only view. */
+        VOLUME,
+        /** Nothing mounted: a publish since taken down, or never made. */
+        NOTHING,
+        /** A mount that is not the volume's: another volume, a host filesystem. */
+        OTHER
+    }
+
+    /**
+     * What is at the volume path for the volume whose device is {@code device}; {@link AtPath#NOTHING}
+     * when the volume is not attached on this node, as nothing there can then be shown to be the volume.
+     */
+    public static AtPath at(Optional<Path> device, Path volumePath) {
+        return device.isEmpty() ? AtPath.NOTHING : Publisher.at(volumePath, device.get());
+    }
+
     /**
      * @param pool the pool's own verdict, which wins when abnormal
      * @param device the device the volume is attached as, if any
+     * @param at what is at the volume path (see {@link #at}); never {@link AtPath#OTHER}, which is not the volume
      */
-    public static VolumeCondition check(VolumeCondition pool, Optional<Path> device, Path volumePath) {
+    public static VolumeCondition check(VolumeCondition pool, Optional<Path> device, Path volumePath, AtPath at) {
         if (pool.abnormal()) {
             return pool;
         }
@@ -41,8 +57,7 @@ public final class VolumeHealth {
                 return VolumeCondition.abnormal(device.get() + " serves a backing file that has been deleted: "
                         + loop.get().backingFile());
             }
-            Optional<MountEntry> mount = MountInfo.at(volumePath);
-            if (mount.isEmpty() && !BlockDevices.isBlockDevice(volumePath)) {
+            if (at != AtPath.VOLUME) {
                 return VolumeCondition.abnormal("nothing is mounted at " + volumePath + " any more");
             }
             OptionalLong errors = Ext4Health.errorCount(device.get());
