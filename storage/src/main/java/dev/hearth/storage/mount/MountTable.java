@@ -21,9 +21,17 @@ import java.util.Set;
  */
 final class MountTable {
 
+    /**
+     * The kernel's own filesystems: their directories are the kernel's objects (a process, a device,
+     * a control group), made and removed by it or by a mkdir that means something else entirely.
+     */
+    private static final Set<String> KERNEL_FILESYSTEMS = Set.of("proc", "sysfs", "devtmpfs", "devpts", "cgroup",
+            "cgroup2", "debugfs", "tracefs", "securityfs", "bpf", "configfs", "pstore", "efivarfs", "fusectl",
+            "mqueue", "binfmt_misc", "nsfs", "selinuxfs", "rpc_pipefs", "autofs");
+
     private final List<MountEntry> entries;
 
-    MountTable(List<MountEntry> entries) {
+    private MountTable(List<MountEntry> entries) {
         this.entries = entries;
     }
 
@@ -80,7 +88,7 @@ final class MountTable {
 
     /**
      * Where the device (or its read-only view) is bind-mounted as a block publish, if anywhere. A bind
-     * made through a link's name (an LV's /dev/vg/lv) shows the node the link leads to, and is found too.
+     * made through a link's name (udev's /dev/mapper/vg-lv) shows the node the link leads to, and is found too.
      */
     Optional<Path> blockPublication(Path device) {
         List<Path> binds = MountInfo.bindsOf(entries, device);
@@ -134,14 +142,6 @@ final class MountTable {
         return entry.major() == devices.major() && entry.minor() == devices.minor()
                 && MountInfo.bindRoots(devices, device).contains(entry.root());
     }
-
-    /**
-     * The kernel's own filesystems: their directories are the kernel's objects (a process, a device,
-     * a control group), made and removed by it or by a mkdir that means something else entirely.
-     */
-    private static final Set<String> KERNEL_FILESYSTEMS = Set.of("proc", "sysfs", "devtmpfs", "devpts", "cgroup",
-            "cgroup2", "debugfs", "tracefs", "securityfs", "bpf", "configfs", "pstore", "efivarfs", "fusectl",
-            "mqueue", "binfmt_misc", "nsfs", "selinuxfs", "rpc_pipefs", "autofs");
 
     /**
      * Refuses a staging or target path on one of the kernel's own filesystems (/proc, /sys, /dev,
