@@ -11,9 +11,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What a device pool's records and the node's disk claims say that belongs to no volume of the
@@ -28,6 +30,7 @@ final class DeviceOrphans {
         List<Orphan> found = new ArrayList<>();
         Map<String, VolumeRecord> byId = new HashMap<>();
         records.all(pool).forEach(r -> byId.put(r.volume().id().toString(), r));
+        Set<VolumeId> withFile = new HashSet<>(records.ids(pool)); // malformed records too
         List<DiskClaims.Claim> all;
         try {
             all = claims.all();
@@ -39,9 +42,11 @@ final class DeviceOrphans {
             Optional<VolumeId> volume = VolumeId.parse(claim.holder()).filter(id -> id.pool().equals(pool));
             if (claim.pool().equals(pool) && volume.isPresent() && !byId.containsKey(claim.holder())) {
                 found.add(new Orphan(pool, Orphan.Kind.BACKING_WITHOUT_RECORD, claimFile(claims, claim.disk()), volume,
-                        "disk " + claim.disk() + " is claimed for a volume that has no record: a create cut short "
-                                + "between the claim and the record (the driver gives the disk back when it next "
-                                + "starts, or when the create is retried)"));
+                        "disk " + claim.disk() + " is claimed for a volume that has " + (withFile.contains(volume.get())
+                                ? "a malformed record (changed or damaged on the node; the disk stays claimed until "
+                                        + "the record is restored)"
+                                : "no record: a create cut short between the claim and the record (the driver gives"
+                                        + " the disk back when it next starts, or when the create is retried)")));
             }
         }
         for (VolumeRecord record : byId.values()) {

@@ -453,9 +453,9 @@ public final class DevicePool implements Pool {
 
     private void recover() throws IOException {
         List<VolumeRecord> all = records.all(name());
-        Set<String> recorded = new HashSet<>();
+        Set<String> recorded = new HashSet<>(); // a malformed record too: its disk stays claimed, never given back
+        records.ids(name()).forEach(id -> recorded.add(id.toString()));
         for (VolumeRecord record : all) {
-            recorded.add(record.volume().id().toString());
             VolumeId id = record.volume().id();
             if (record.releasing()) {
                 continue;

@@ -8,6 +8,7 @@ import dev.hearth.storage.VolumeId;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -39,6 +40,8 @@ import java.util.TreeMap;
  */
 final class VolumeRecords {
 
+    private static final System.Logger LOG = System.getLogger(VolumeRecords.class.getName());
+
     private static final String FORMAT = "1";
     private static final String PARAM = "param.";
 
@@ -62,28 +65,60 @@ final class VolumeRecords {
         }
     }
 
+    /**
+     * The volume's record; empty if it has none. One that is malformed (changed or damaged on the
+     * node) is FAILED_PRECONDITION: what it said, the disk above all, is never guessed.
+     */
     Optional<VolumeRecord> read(VolumeId id) {
+        return read(id, false);
+    }
+
+    private Optional<VolumeRecord> read(VolumeId id, boolean leaveOutMalformed) {
         String text;
         try {
             text = Files.readString(file(id), StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        } catch (CharacterCodingException e) {
+            return malformed(id, "it is not UTF-8 text", leaveOutMalformed);
         } catch (IOException e) {
             throw new StorageException.Failed("reading the record of volume " + id + ": " + e.getMessage(), e);
         }
         try {
             return Optional.of(decode(id, text));
         } catch (IOException | RuntimeException e) {
-            // Written whole, so changed or damaged on the node: the node's state, and never guessed
-            // (a disk taken for free could be a tenant's), so the pool refuses until it is repaired.
-            throw new StorageException.Precondition("the record of volume " + id + " (" + file(id) + ") is malformed: "
-                    + e.getMessage() + "; hearth writes it whole, so it was changed or damaged on the node, and"
-                    + " hearth does not guess which disk is whose: restore the file");
+            return malformed(id, e.getMessage(), leaveOutMalformed);
         }
     }
 
-    /** Every record of the pool, ordered by volume ID; files that are no record of this pool are left alone. */
+    private Optional<VolumeRecord> malformed(VolumeId id, String why, boolean leaveOut) {
+        // Written whole, so changed or damaged on the node: the node's state, and never guessed (a
+        // disk taken for free could be a tenant's).
+        String message = "the record of volume " + id + " (" + file(id) + ") is malformed: " + why + "; hearth writes"
+                + " it whole, so it was changed or damaged on the node, and hearth does not guess which disk is"
+                + " whose: restore the file";
+        if (leaveOut) {
+            LOG.log(System.Logger.Level.WARNING, message + "; the volume is left out of this listing, and its disk"
+                    + " stays claimed");
+            return Optional.empty();
+        }
+        throw new StorageException.Precondition(message);
+    }
+
+    /**
+     * Every readable record of the pool, ordered by volume ID; a malformed one is left out (and
+     * logged), so that it does not hide the others. Files that are no record of this pool are left alone.
+     */
     List<VolumeRecord> all(String pool) {
+        List<VolumeRecord> records = new ArrayList<>();
+        for (VolumeId id : ids(pool)) {
+            read(id, true).ifPresent(records::add);
+        }
+        return records;
+    }
+
+    /** The volumes of the pool that have a record file, readable or not, ordered by ID. */
+    List<VolumeId> ids(String pool) {
         List<VolumeId> ids = new ArrayList<>();
         if (Files.isDirectory(directory)) {
             try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory)) {
@@ -95,11 +130,7 @@ final class VolumeRecords {
             }
         }
         ids.sort(java.util.Comparator.comparing(VolumeId::toString));
-        List<VolumeRecord> records = new ArrayList<>();
-        for (VolumeId id : ids) {
-            read(id).ifPresent(records::add);
-        }
-        return records;
+        return ids;
     }
 
     void delete(VolumeId id) {

@@ -127,6 +127,36 @@ class DevicePoolRecoveryTest {
         assertThat(pool.condition(second.id()).abnormal()).isFalse();
     }
 
+    /**
+     * A record changed or damaged on the node: the pool opens (one bad file stopped the whole driver's
+     * start), lists the others, refuses every call on that volume as the node's state, and never takes
+     * the volume's disk for free, neither when it opens nor for the next create: what the record said
+     * is never guessed, and the disk may hold a tenant's data.
+     */
+    @Test
+    void aMalformedRecordLeavesItsDiskClaimedAndThePoolOpenForTheOthers() throws Exception {
+        DevicePool pool = loops.pool(List.of(small, large));
+        Volume damaged = create(pool, "pvc-a", 0);
+        Path record = loops.state().resolve("pools/disks/volumes").resolve(damaged.id().toString());
+        Files.writeString(record, "format=1\nid=" + damaged.id() + "\n"); // no disk, no size
+        pool.close();
+
+        DevicePool reopened = loops.pool(List.of(small, large));
+
+        assertThat(claims.of(identity(small))).as("the damaged volume's disk").hasValueSatisfying(c ->
+                assertThat(c.holder()).isEqualTo(damaged.id().toString()));
+        assertThat(reopened.list()).isEmpty();
+        assertThatThrownBy(() -> reopened.find(damaged.id())).isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining(record.toString()).hasMessageContaining("is malformed");
+        assertThatThrownBy(() -> reopened.delete(damaged.id())).isInstanceOf(StorageException.Precondition.class);
+        Volume next = create(reopened, "pvc-b", 0);
+        assertThat(next.sizeBytes()).as("the other disk").isEqualTo(48 * MIB);
+        assertThat(reopened.list()).containsExactly(next);
+        assertThat(reopened.orphans()).anySatisfy(o -> assertThat(o.detail()).contains("a malformed record"));
+        assertThat(claims.of(identity(small))).hasValueSatisfying(c ->
+                assertThat(c.holder()).isEqualTo(damaged.id().toString()));
+    }
+
     @Test
     void aRecordWhoseClaimWentMissingClaimsItsDiskAgainWhenThePoolOpens() throws Exception {
         DevicePool pool = loops.pool(List.of(small, large));
