@@ -258,7 +258,7 @@ final class Publisher {
         String path = "target path " + Quoted.of(target);
         return switch (e.errno()) {
             case Errno.ENOTEMPTY, Errno.EEXIST -> new StorageException.Precondition(path + " has nothing mounted but"
-                    + " holds files; hearth removes only the empty directory or the file a publish made, never data");
+                    + " holds files; hearth removes only the empty directory or the empty file a publish made, never data");
             case Errno.EBUSY -> new StorageException.Precondition(path + " is a mount point through another path on"
                     + " this node (" + e.errnoName() + "), though nothing is mounted on it here; the kernel lets"
                     + " nothing remove it until that is unmounted");
