@@ -167,8 +167,12 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Expansion expansion = Pools.expansionOf(pool, "expand volumes");
         var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
-        Volume volume = expansion.expand(id, range);
         Optional<Path> device = pool.attachedDevice(id);
+        if (VolumeHealth.at(device, volumePath) == VolumeHealth.AtPath.OTHER) { // refused before anything grows
+            throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not at "
+                    + Quoted.of(request.getVolumePath()) + ": something else is mounted there");
+        }
+        Volume volume = expansion.expand(id, range);
         if (device.isPresent()) {
             Optional<FilesystemType> type = mounter.filesystemAt(device.get(), volumePath);
             if (type.isPresent()) {

@@ -160,6 +160,23 @@ class ExpansionTest extends DriverFixture {
         assertThat(driver.available()).isEqualTo(available);
     }
 
+    /** A volume_path that holds another volume's publish is not where this volume is: nothing of either grows. */
+    @Test
+    @RequiresRoot
+    void expandingAtAPathThatHoldsAnotherVolumeIsNotFoundAndGrowsNothing() throws IOException {
+        String id = driver.create("pvc-1", 32 * MIB, block()).getVolumeId();
+        String other = driver.create("pvc-2", 32 * MIB, block()).getVolumeId();
+        kubelet.stageAndPublish(id, block(), "pod-1");
+        Published elsewhere = kubelet.stageAndPublish(other, block(), "pod-2");
+
+        assertFails(() -> kubelet.expand(id, elsewhere.target(), 64 * MIB), Code.NOT_FOUND,
+                elsewhere.target().toString(), "something else is mounted there");
+
+        assertThat(Files.size(driver.image(id))).isEqualTo(32 * MIB);
+        assertThat(capacityOf(id)).isEqualTo(32 * MIB);
+        assertThat(BlockDevices.size(elsewhere.target())).isEqualTo(32 * MIB);
+    }
+
     @Test
     void expandingToLessThanTheVolumeHasLeavesItAsItIs() throws IOException {
         String id = driver.create("pvc-1", 32 * MIB, mount("ext4")).getVolumeId();
