@@ -27,7 +27,7 @@ final class MountTable {
      */
     private static final Set<String> KERNEL_FILESYSTEMS = Set.of("proc", "sysfs", "devtmpfs", "devpts", "cgroup",
             "cgroup2", "debugfs", "tracefs", "securityfs", "bpf", "configfs", "pstore", "efivarfs", "fusectl",
-            "mqueue", "binfmt_misc", "nsfs", "selinuxfs", "rpc_pipefs", "autofs");
+            "mqueue", "binfmt_misc", "nsfs", "selinuxfs", "rpc_pipefs");
 
     private final List<MountEntry> entries;
 
