@@ -62,7 +62,11 @@ public final class MountInfo {
 
     /** {@link #containing(Path)} in a table read before. */
     public static Optional<MountEntry> containing(List<MountEntry> table, Path path) {
-        Path wanted = canonical(path);
+        return deepest(table, canonical(path));
+    }
+
+    /** The mount a path with no link left in it lives on. */
+    private static Optional<MountEntry> deepest(List<MountEntry> table, Path wanted) {
         MountEntry best = null;
         for (MountEntry e : table) {
             if (wanted.startsWith(e.mountPoint())
@@ -80,12 +84,13 @@ public final class MountInfo {
      */
     public static List<Path> bindsOf(List<MountEntry> table, Path node) {
         List<Path> binds = new ArrayList<>();
-        Optional<MountEntry> devices = containing(table, canonical(node));
+        Path real = canonical(node); // resolved once: each resolution is a system call per name in the path
+        Optional<MountEntry> devices = deepest(table, real);
         if (devices.isEmpty()) {
             return binds;
         }
         MountEntry fs = devices.get();
-        Set<String> roots = bindRoots(fs, node);
+        Set<String> roots = bindRoots(fs, node, real);
         for (MountEntry entry : table) {
             if (entry.major() == fs.major() && entry.minor() == fs.minor() && roots.contains(entry.root())) {
                 binds.add(entry.mountPoint());
@@ -100,8 +105,12 @@ public final class MountInfo {
      * binds, so a bind made through udev's /dev/mapper/vg-lv shows /dm-3.
      */
     public static Set<String> bindRoots(MountEntry fs, Path node) {
+        return bindRoots(fs, node, canonical(node));
+    }
+
+    private static Set<String> bindRoots(MountEntry fs, Path node, Path real) {
         Set<String> roots = new HashSet<>();
-        for (Path path : List.of(node.toAbsolutePath().normalize(), canonical(node))) {
+        for (Path path : List.of(node.toAbsolutePath().normalize(), real)) {
             if (path.startsWith(fs.mountPoint())) {
                 roots.add(bindRoot(fs, path));
             }

@@ -36,7 +36,6 @@ import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -287,10 +286,7 @@ public final class FilePool implements Pool {
                 Snapshot found = snapshotStore.find(snapshot).orElseThrow(() -> new StorageException.NotFound(
                         "source snapshot " + snapshot + " does not exist in pool '" + name() + "'"));
                 Path image = snapshotStore.image(snapshot);
-                if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
-                    throw new StorageException.Precondition("source snapshot " + snapshot + " has lost its image file "
-                            + image + ": there is nothing to restore");
-                }
+                ImageFiles.requireImage(image, "source snapshot " + snapshot, "there is nothing to restore");
                 yield new Content(image, found.sizeBytes(), Optional.empty());
             }
             case VolumeSource.FromVolume(VolumeId volume) -> volumeContent(volume);
@@ -301,10 +297,7 @@ public final class FilePool implements Pool {
         Volume found = find(volume).orElseThrow(() -> new StorageException.NotFound(
                 "source volume " + volume + " does not exist in pool '" + name() + "'"));
         Path image = ImageFiles.of(directory, volume).image();
-        if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
-            throw new StorageException.Precondition("source volume " + volume + " has lost its image file " + image
-                    + ": there is nothing to copy");
-        }
+        ImageFiles.requireImage(image, "source volume " + volume, "there is nothing to copy");
         return new Content(image, Math.max(found.sizeBytes(), imageLength(image)), attachedDevice(volume));
     }
 

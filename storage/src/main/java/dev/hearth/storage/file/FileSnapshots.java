@@ -85,6 +85,15 @@ final class FileSnapshots implements Snapshots {
                 text -> Metadata.decode(id, text));
     }
 
+    /** {@link #find}, for a listing: a record that cannot be read is left out (and logged), not the listing's failure. */
+    private Optional<Snapshot> findListed(SnapshotId id) {
+        if (!id.pool().equals(pool)) {
+            return Optional.empty();
+        }
+        return images.readListed(ImageFiles.of(images.directory(), id).metadata(), Snapshot.class,
+                text -> Metadata.decode(id, text));
+    }
+
     Path image(SnapshotId id) {
         return ImageFiles.of(images.directory(), id).image();
     }
@@ -93,9 +102,7 @@ final class FileSnapshots implements Snapshots {
     public List<Snapshot> list() {
         return images.metadataFiles().stream()
                 .flatMap(file -> ImageFiles.snapshotOwner(file, ImageFiles.METADATA).stream())
-                .filter(id -> id.pool().equals(pool))
-                .flatMap(id -> images.readListed(ImageFiles.of(images.directory(), id).metadata(), Snapshot.class,
-                        text -> Metadata.decode(id, text)).stream())
+                .flatMap(id -> findListed(id).stream())
                 .sorted(Comparator.comparing(s -> s.id().toString()))
                 .toList();
     }

@@ -1,7 +1,10 @@
 package dev.hearth.storage.file;
 
 import dev.hearth.storage.SnapshotId;
+import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -31,6 +34,21 @@ record ImageFiles(Path image, Path partial, Path metadata) {
     }
 
     /** The volume a file of the pool directory belongs to, if its name is one the pool makes. */
+    /**
+     * Refuses, as the node's state, an image that is gone or that something other than a file stands
+     * in place of (removed or replaced on the node): no retry brings it back.
+     *
+     * @param owner what the image is of ("volume X", "source snapshot Y")
+     * @param consequence what that means for the call
+     */
+    static void requireImage(Path image, String owner, String consequence) {
+        if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
+            throw new StorageException.Precondition(owner + " has lost its image file " + image
+                    + (Files.exists(image, LinkOption.NOFOLLOW_LINKS) ? " (something that is not a file stands in"
+                    + " its place)" : "") + ": " + consequence);
+        }
+    }
+
     static Optional<VolumeId> volumeOwner(Path file, String suffix) {
         return base(file, suffix).flatMap(VolumeId::parse);
     }

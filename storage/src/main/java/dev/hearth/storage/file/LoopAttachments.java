@@ -7,7 +7,6 @@ import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -69,13 +68,7 @@ final class LoopAttachments {
                 if (attached.isPresent() && table.keep(attached.get().device())) {
                     return new Attachment(attached.get().device().path(), true);
                 }
-                if (!Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS)) {
-                    // Not a failure of this call: someone removed (or replaced) the file on the node, and no
-                    // retry brings it back.
-                    throw new StorageException.Precondition("volume " + id + " has lost its image file " + image
-                            + (Files.exists(image, LinkOption.NOFOLLOW_LINKS) ? " (something that is not a file stands"
-                            + " in its place)" : "") + ": its data is gone; delete the volume");
-                }
+                ImageFiles.requireImage(image, "volume " + id, "its data is gone; delete the volume");
                 LoopDevice device = table.attach(image, directIo);
                 remember(key, device);
                 return new Attachment(device.path(), true);

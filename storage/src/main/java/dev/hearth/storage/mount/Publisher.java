@@ -98,7 +98,7 @@ final class Publisher {
         MountTable table = MountTable.read();
         Optional<MountEntry> existing = table.at(target);
         if (existing.isPresent()) {
-            checkBlockPublished(existing.get(), device, target, readOnly);
+            checkBlockPublished(table, existing.get(), device, target, readOnly);
             return;
         }
         table.refuseKernelFilesystem(target, "target path");
@@ -161,10 +161,11 @@ final class Publisher {
         }
     }
 
-    private static void checkBlockPublished(MountEntry entry, Path device, Path target, boolean readOnly) {
-        MountEntry devices = MountTable.containing(device);
+    private static void checkBlockPublished(MountTable table, MountEntry entry, Path device, Path target,
+            boolean readOnly) {
+        MountEntry devices = table.mountContaining(device);
         boolean bindsDevice = MountTable.binds(entry, devices, device);
-        boolean bindsView = !bindsDevice && MountTable.read().boundDevice(entry).filter(bound -> MountTable.binds(entry, devices, bound)
+        boolean bindsView = !bindsDevice && table.boundDevice(entry).filter(bound -> MountTable.binds(entry, devices, bound)
                 && ReadOnlyViews.isViewOf(bound, device)).isPresent();
         if (!bindsDevice && !bindsView) {
             throw new StorageException.Conflict("target path " + target + " already has another device mounted ("
