@@ -104,6 +104,13 @@ final class EphemeralVolumes {
         if (id.isEmpty()) {
             return false;
         }
+        // The kubelet's own IDs are csi- and hex; a client may still give an inline volume the ID of a
+        // persistent volume. The persistent volume's publishes then stay its own: a target holding
+        // something that is not the inline volume is left to the persistent volume's unpublish.
+        if (VolumeId.parse(volumeId).isPresent() && stager.holdsOtherThan(id.get(), target)
+                && pools.existing(volumeId).isPresent()) {
+            return false;
+        }
         stager.remove(id.get(), staging(id.get()), Optional.of(target));
         return true;
     }

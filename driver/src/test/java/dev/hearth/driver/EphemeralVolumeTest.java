@@ -7,6 +7,7 @@ import static dev.hearth.driver.TestDriver.mount;
 import static dev.hearth.driver.TestDriver.withMountGroup;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.ListVolumesRequest;
 import dev.hearth.csi.v1.ListVolumesResponse;
 import dev.hearth.csi.v1.NodeGetVolumeStatsResponse;
@@ -120,6 +121,39 @@ class EphemeralVolumeTest extends DriverFixture {
 
         assertThat(target).doesNotExist();
         assertNothingLeft(target);
+    }
+
+    /**
+     * A client that gives an inline volume the ID of a persistent volume (the kubelet's own are
+     * {@code csi-} and hex; found by CsiFuzzTest's teardown): the persistent volume's publish must
+     * still come off its target by that ID, and the inline volume off its own. Before, the inline
+     * volume claimed every unpublish of that ID and refused the persistent one's target ("not this
+     * volume's"), which no retry could end.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.ext4")
+    void anInlineVolumeWithAPersistentVolumesIdLeavesThatVolumesUnpublishAlone() throws IOException {
+        String persistent = driver.create("pv-0", 64 * MIB, mount("ext4")).getVolumeId();
+        Kubelet.Published published = kubelet.stageAndPublish(persistent, mount("ext4"), "pv-pod");
+        Path inline = kubelet.targetFor("inline-pod");
+        publish(persistent, inline, attributes("64Mi"), mount("ext4"));
+        assertThat(volumes()).hasSize(2);
+
+        kubelet.unpublish(persistent, published.target());
+
+        assertThat(MountInfo.at(published.target())).isEmpty();
+        assertThat(published.target()).doesNotExist();
+        assertThat(MountInfo.at(inline)).as("the inline volume, still published").isPresent();
+        assertThat(volumes()).hasSize(2);
+
+        kubelet.unpublish(persistent, inline);
+
+        assertThat(MountInfo.at(inline)).isEmpty();
+        assertThat(volumes()).extracting(Volume::getVolumeId).containsExactly(persistent);
+        kubelet.unstage(persistent, published.staging());
+        driver.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(persistent).build());
+        assertNothingLeft(inline);
     }
 
     @Test

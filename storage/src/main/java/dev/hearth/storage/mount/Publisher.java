@@ -190,6 +190,7 @@ final class Publisher {
         if (mounted.isPresent() && !published(mounted.get(), device, table)) {
             throw new StorageException.Precondition("target path " + Quoted.of(target) + " has "
                     + Quoted.of(mounted.get().source() + mounted.get().root()) + " mounted, which is not this volume's"
+                    + device.map(d -> " (" + d + ")").orElse(" (it is not attached on this node)")
                     + "; hearth unmounts only what it mounted");
         }
         unmountAll(target, table, (entry, now) -> published(entry, device, now));

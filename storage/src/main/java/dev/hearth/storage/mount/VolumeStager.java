@@ -220,6 +220,13 @@ public final class VolumeStager {
                 + " is not staged on this node (at " + Quoted.of(staging) + " or elsewhere): its device is not attached"));
     }
 
+    /** Whether something is mounted at {@code path} that is not the volume (its stage or a publish of it). */
+    public boolean holdsOtherThan(VolumeId id, Path path) {
+        Optional<Path> device = attachedDevice(id);
+        return device.isEmpty() ? mounter.isMounted(path)
+                : VolumeHealth.at(device, path) == VolumeHealth.AtPath.OTHER;
+    }
+
     /** The device a volume of ours is attached as on this node, if it is. */
     private Optional<Path> attachedDevice(VolumeId id) {
         return pools.of(id).flatMap(pool -> pool.attachedDevice(id));
