@@ -13,8 +13,13 @@ import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.CreateVolumeResponse;
 import dev.hearth.csi.v1.IdentityGrpc;
 import dev.hearth.csi.v1.NodeGrpc;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
+import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.ProbeRequest;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.Loop;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
@@ -34,6 +39,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -75,6 +81,10 @@ class CsiFuzzTest extends DriverFixture {
             Code.DEADLINE_EXCEEDED, Code.CANCELLED, Code.DATA_LOSS);
     /** The most a status message may take (what ErrorMapping lets through, with room to spare). */
     private static final int MAX_DESCRIPTION = 2048;
+
+    /** Each publish and stage that was answered OK, as the unpublish or unstage that ends it; guarded by the run's fuzzer. */
+    private final Set<NodeUnpublishVolumeRequest> published = new LinkedHashSet<>();
+    private final Set<NodeUnstageVolumeRequest> staged = new LinkedHashSet<>();
 
     @Test
     @RequiresRoot
@@ -157,6 +167,8 @@ class CsiFuzzTest extends DriverFixture {
         driver.close();
         driver = TestDriver.start(dir, defaultPool(dir), second);
         kubelet = new Kubelet(driver);
+        published.clear();
+        staged.clear();
         Path root = dir.resolve("kubelet");
         RequestFuzzer fuzzer = new RequestFuzzer(new Random(seed), root);
         prepare(fuzzer, root);
@@ -231,12 +243,61 @@ class CsiFuzzTest extends DriverFixture {
         stacked.values().removeIf(count -> count == 1);
         assertThat(stacked).as("paths with more than one mount (seed %d)", seed).isEmpty();
 
+        tearDownAsTheKubelet(seed);
         // Closing the driver must undo whatever the run mounted or attached: check it here, where a
         // leftover still fails the test, then start a driver for the fixture to close.
         driver.close();
         assertThat(TestDriver.mountsUnder(dir.toRealPath())).as("mounts left under %s", dir).isEmpty();
         assertThat(TestDriver.loopDevicesUnder(dir.toRealPath())).as("loop devices left").isEmpty();
         driver = TestDriver.start(dir);
+    }
+
+    /**
+     * On the live node, what the kubelet and the provisioner do once the pods and claims are gone:
+     * every publish and stage answered OK is undone, the latest first (a path published again
+     * belongs to its last publish), then every listed snapshot and volume is deleted. None of it
+     * may get a forbidden answer, and after it nothing the driver made may be left under the test's
+     * directory: no mount, no loop device, no volume. A random run must never leave what only a
+     * restart, a reboot or closing the driver would clean up.
+     */
+    private void tearDownAsTheKubelet(long seed) throws IOException {
+        List<String> forbidden = new ArrayList<>();
+        NodeGrpc.NodeBlockingStub node = driver.node();
+        for (NodeUnpublishVolumeRequest unpublish : new ArrayList<>(published).reversed()) {
+            undo(() -> node.nodeUnpublishVolume(unpublish), unpublish, forbidden);
+        }
+        for (NodeUnstageVolumeRequest unstage : new ArrayList<>(staged).reversed()) {
+            undo(() -> node.nodeUnstageVolume(unstage), unstage, forbidden);
+        }
+        assertThat(forbidden).as("seed %d: these of the kubelet's unpublishes and unstages failed", seed).isEmpty();
+        assertThat(TestDriver.mountsUnder(dir.toRealPath())).as("seed %d: mounts once the %d publishes and %d stages"
+                + " answered OK were undone, on the live node (loop devices: %s)", seed, published.size(), staged.size(),
+                Loop.list()).isEmpty();
+        System.out.println("fuzz: undid " + published.size() + " publishes and " + staged.size()
+                + " stages; deleted the " + TestDriver.deleteAllListed(driver.controller()) + " left");
+        assertThat(TestDriver.volumeIds(driver.controller())).as("seed %d: volumes listed once all were deleted",
+                seed).isEmpty();
+        assertThat(TestDriver.loopDevicesUnder(dir.toRealPath())).as("seed %d: loop devices once every volume was"
+                + " unpublished, unstaged and deleted, on the live node", seed).isEmpty();
+    }
+
+    private static void undo(Runnable call, Message request, List<String> forbidden) {
+        try {
+            call.run();
+        } catch (StatusRuntimeException e) {
+            problem(e.getStatus()).ifPresent(p -> forbidden.add(p + "\n    request: " + shown(request)));
+        }
+    }
+
+    /** Notes a publish or stage answered OK as the unpublish or unstage that ends it. */
+    private void record(Message request) {
+        switch (request) {
+            case NodePublishVolumeRequest publish -> published.add(NodeUnpublishVolumeRequest.newBuilder()
+                    .setVolumeId(publish.getVolumeId()).setTargetPath(publish.getTargetPath()).build());
+            case NodeStageVolumeRequest stage -> staged.add(NodeUnstageVolumeRequest.newBuilder()
+                    .setVolumeId(stage.getVolumeId()).setStagingTargetPath(stage.getStagingTargetPath()).build());
+            default -> {}
+        }
     }
 
     /** Real volumes for requests to name, staged and published as the kubelet would; odd paths beside them. */
@@ -257,6 +318,10 @@ class CsiFuzzTest extends DriverFixture {
             Files.createDirectories(volume.target().getParent());
             kubelet.stage(volume.id(), volume.staging(), capability);
             kubelet.publish(volume.id(), volume.staging(), volume.target(), capability);
+            record(NodeStageVolumeRequest.newBuilder().setVolumeId(volume.id())
+                    .setStagingTargetPath(volume.staging().toString()).build());
+            record(NodePublishVolumeRequest.newBuilder().setVolumeId(volume.id())
+                    .setTargetPath(volume.target().toString()).build());
         }
         fuzzer.learnSnapshot(driver.snapshot("fuzz-snapshot", xfs).getSnapshotId());
 
@@ -304,6 +369,7 @@ class CsiFuzzTest extends DriverFixture {
         }
         synchronized (fuzzer) {
             learn(request, response, fuzzer);
+            record(request);
         }
         return Status.OK;
     }
