@@ -168,7 +168,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
         Optional<Path> device = pool.attachedDevice(id);
-        if (VolumeHealth.at(device, volumePath) == VolumeHealth.AtPath.OTHER) { // refused before anything grows
+        // Refused before anything grows. A volume not attached here is mounted nowhere on this node:
+        // whatever is mounted at the path then is something else.
+        if (device.isEmpty() ? mounter.isMounted(volumePath)
+                : VolumeHealth.at(device, volumePath) == VolumeHealth.AtPath.OTHER) {
             throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not at "
                     + Quoted.of(request.getVolumePath()) + ": something else is mounted there");
         }

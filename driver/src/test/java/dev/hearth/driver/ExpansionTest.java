@@ -177,6 +177,26 @@ class ExpansionTest extends DriverFixture {
         assertThat(BlockDevices.size(elsewhere.target())).isEqualTo(32 * MIB);
     }
 
+    /**
+     * The same for a volume not staged on this node (found by CsiFuzzTest, seed 506): nothing of it
+     * can be mounted anywhere, so whatever is at the path is something else. Before, its image grew
+     * and the call answered OK.
+     */
+    @Test
+    @RequiresRoot
+    void expandingAVolumeNotStagedHereAtAPathThatHoldsAnotherVolumeIsNotFoundAndGrowsNothing() throws IOException {
+        String id = driver.create("pvc-1", 32 * MIB, block()).getVolumeId();
+        String other = driver.create("pvc-2", 32 * MIB, block()).getVolumeId();
+        Published elsewhere = kubelet.stageAndPublish(other, block(), "pod-2");
+
+        assertFails(() -> kubelet.expand(id, elsewhere.target(), 64 * MIB), Code.NOT_FOUND,
+                elsewhere.target().toString(), "something else is mounted there");
+
+        assertThat(Files.size(driver.image(id))).isEqualTo(32 * MIB);
+        assertThat(capacityOf(id)).isEqualTo(32 * MIB);
+        assertThat(BlockDevices.size(elsewhere.target())).isEqualTo(32 * MIB);
+    }
+
     @Test
     void expandingToLessThanTheVolumeHasLeavesItAsItIs() throws IOException {
         String id = driver.create("pvc-1", 32 * MIB, mount("ext4")).getVolumeId();
