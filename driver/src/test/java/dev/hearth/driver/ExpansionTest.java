@@ -167,14 +167,7 @@ class ExpansionTest extends DriverFixture {
         String id = driver.create("pvc-1", 32 * MIB, block()).getVolumeId();
         String other = driver.create("pvc-2", 32 * MIB, block()).getVolumeId();
         kubelet.stageAndPublish(id, block(), "pod-1");
-        Published elsewhere = kubelet.stageAndPublish(other, block(), "pod-2");
-
-        assertFails(() -> kubelet.expand(id, elsewhere.target(), 64 * MIB), Code.NOT_FOUND,
-                elsewhere.target().toString(), "something else is mounted there");
-
-        assertThat(Files.size(driver.image(id))).isEqualTo(32 * MIB);
-        assertThat(capacityOf(id)).isEqualTo(32 * MIB);
-        assertThat(BlockDevices.size(elsewhere.target())).isEqualTo(32 * MIB);
+        expandingAtTheTargetOfIsNotFoundAndGrowsNothing(id, other);
     }
 
     /**
@@ -187,6 +180,11 @@ class ExpansionTest extends DriverFixture {
     void expandingAVolumeNotStagedHereAtAPathThatHoldsAnotherVolumeIsNotFoundAndGrowsNothing() throws IOException {
         String id = driver.create("pvc-1", 32 * MIB, block()).getVolumeId();
         String other = driver.create("pvc-2", 32 * MIB, block()).getVolumeId();
+        expandingAtTheTargetOfIsNotFoundAndGrowsNothing(id, other);
+    }
+
+    /** {@code other} (32 MiB, block) published into a pod; expanding {@code id} (32 MiB) at its target. */
+    private void expandingAtTheTargetOfIsNotFoundAndGrowsNothing(String id, String other) throws IOException {
         Published elsewhere = kubelet.stageAndPublish(other, block(), "pod-2");
 
         assertFails(() -> kubelet.expand(id, elsewhere.target(), 64 * MIB), Code.NOT_FOUND,
