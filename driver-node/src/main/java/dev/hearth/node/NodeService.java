@@ -168,10 +168,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
         Optional<Path> device = pool.attachedDevice(id);
-        // Refused before anything grows. A volume not attached here is mounted nowhere on this node:
-        // whatever is mounted at the path then is something else.
-        if (device.isEmpty() ? mounter.isMounted(volumePath)
-                : VolumeHealth.at(device, volumePath) == VolumeHealth.AtPath.OTHER) {
+        if (VolumeHealth.holdsOther(device, volumePath)) { // refused before anything grows
             throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not at "
                     + Quoted.of(request.getVolumePath()) + ": something else is mounted there");
         }

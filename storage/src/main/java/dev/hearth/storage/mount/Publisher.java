@@ -213,6 +213,15 @@ final class Publisher {
                 : VolumeHealth.AtPath.OTHER;
     }
 
+    /**
+     * Whether something is mounted at {@code path} that is not the volume whose device is {@code
+     * device}: with no device (the volume not attached here), anything mounted there.
+     */
+    static boolean holdsOther(Path path, Optional<Path> device) {
+        MountTable table = MountTable.read();
+        return table.at(path).filter(mounted -> !published(mounted, device, table)).isPresent();
+    }
+
     /** Whether the mount is a publish of the device: its filesystem, its device node, or its read-only view. */
     private static boolean published(MountEntry entry, Optional<Path> device, MountTable table) {
         if (isDevice(entry, device)) {

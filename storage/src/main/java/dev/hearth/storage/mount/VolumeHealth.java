@@ -39,6 +39,14 @@ public final class VolumeHealth {
     }
 
     /**
+     * Whether something other than the volume whose device is {@code device} is mounted at {@code
+     * path}; a volume not attached on this node is mounted nowhere here, so then anything mounted.
+     */
+    public static boolean holdsOther(Optional<Path> device, Path path) {
+        return Publisher.holdsOther(path, device);
+    }
+
+    /**
      * @param pool the pool's own verdict, which wins when abnormal
      * @param device the device the volume is attached as, if any
      * @param at what is at the volume path (see {@link #at}); never {@link AtPath#OTHER}, which is not the volume

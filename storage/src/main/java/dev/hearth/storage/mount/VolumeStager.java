@@ -222,9 +222,7 @@ public final class VolumeStager {
 
     /** Whether something is mounted at {@code path} that is not the volume (its stage or a publish of it). */
     public boolean holdsOtherThan(VolumeId id, Path path) {
-        Optional<Path> device = attachedDevice(id);
-        return device.isEmpty() ? mounter.isMounted(path)
-                : VolumeHealth.at(device, path) == VolumeHealth.AtPath.OTHER;
+        return VolumeHealth.holdsOther(attachedDevice(id), path);
     }
 
     /** The device a volume of ours is attached as on this node, if it is. */
