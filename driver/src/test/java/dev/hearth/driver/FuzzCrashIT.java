@@ -30,6 +30,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -267,8 +269,7 @@ class FuzzCrashIT {
         assertThat(hearth.running()).as("the driver is running after the requests").isTrue();
 
         if (teardown == Teardown.ON_THE_LIVE_NODE) {
-            tearDownAsTheKubelet(published, staged, seed);
-            unpublishInline(Set.of(), inline, seed);
+            unpublishInline(Set.of(), inline, seed, tearDownAsTheKubelet(published, staged, seed));
             System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller())
                     + " left, without a reboot");
             assertThat(TestDriver.loopDevicesUnder(dir.toRealPath())).as("seed %d: loop devices once every volume"
@@ -280,7 +281,7 @@ class FuzzCrashIT {
         TestDriver.sweep(dir);
         hearth.start();
         if (teardown == Teardown.AFTER_A_REBOOT) {
-            unpublishInline(inline, inline, seed);
+            unpublishInline(inline, inline, seed, Map.of());
         }
         System.out.println("FuzzCrashIT: deleted the " + TestDriver.deleteAllListed(hearth.controller()) + " left");
         assertThat(TestDriver.volumeIds(hearth.controller())).as("volumes listed after all were deleted").isEmpty();
@@ -304,7 +305,7 @@ class FuzzCrashIT {
      * not leave one that only DeleteVolume (which nobody calls for an inline volume) would remove.
      */
     private void unpublishInline(Set<NodeUnpublishVolumeRequest> toUnpublish, Set<NodeUnpublishVolumeRequest> inline,
-            long seed) {
+            long seed, Map<String, List<String>> earlier) {
         List<String> failures = new ArrayList<>();
         Map<String, String> answers = new TreeMap<>();
         for (NodeUnpublishVolumeRequest request : toUnpublish) {
@@ -321,7 +322,8 @@ class FuzzCrashIT {
             for (String pool : List.of("default", "second")) {
                 ids.put(VolumeId.mint(pool, "ephemeral:" + request.getVolumeId()).toString(),
                         CsiFuzzTest.shown(request) + " -> " + answers.getOrDefault(CsiFuzzTest.shown(request),
-                                "unpublished with the rest"));
+                                "unpublished with the rest; the last answers at its target: "
+                                        + earlier.getOrDefault(request.getTargetPath(), List.of())));
             }
         }
         List<String> left = TestDriver.volumeIds(hearth.controller()).stream().filter(ids::containsKey)
@@ -331,46 +333,62 @@ class FuzzCrashIT {
 
     /**
      * The kubelet's end of every pod on a node that did not reboot: each publish and stage the
-     * clients sent (whatever it was answered) is unpublished and unstaged, the latest first. Some
-     * of the fuzzer's paths nest one mount in another, which the outer one's unmount refuses until
-     * the inner one is gone, so this goes round again while a round takes something down. No answer
-     * may be forbidden, and after the last round nothing may be left to take down.
+     * clients sent (whatever it was answered) is unpublished and unstaged, the latest first. As the
+     * kubelet does, a call that fails is made again, in rounds, while a round gets somewhere (a call
+     * answered OK or a mount gone): some of the fuzzer's paths nest one mount in another, which the
+     * outer one's unmount refuses until the inner one is gone, and some share one target, which an
+     * inline volume's unpublish refuses while another volume is mounted there. No answer may be
+     * forbidden, and after the last round nothing may be left to take down.
+     *
+     * @return each call's last answer, by the path it names
      */
-    private void tearDownAsTheKubelet(Set<NodeUnpublishVolumeRequest> published, Set<NodeUnstageVolumeRequest> staged,
-            long seed) throws IOException {
-        List<NodeUnpublishVolumeRequest> unpublishes = new ArrayList<>(published).reversed();
-        List<NodeUnstageVolumeRequest> unstages = new ArrayList<>(staged).reversed();
+    private Map<String, List<String>> tearDownAsTheKubelet(Set<NodeUnpublishVolumeRequest> published,
+            Set<NodeUnstageVolumeRequest> staged, long seed) throws IOException {
+        List<Message> pending = new ArrayList<>(new ArrayList<>(published).reversed());
+        pending.addAll(new ArrayList<>(staged).reversed());
         List<String> forbidden = new ArrayList<>();
         List<MountEntry> mounts = TestDriver.mountsUnder(dir.toRealPath());
-        Map<String, List<String>> answers = new TreeMap<>(); // the last round's, by path
-        for (int round = 1; round <= 4; round++) {
-            answers.clear();
-            for (NodeUnpublishVolumeRequest request : unpublishes) {
-                answers.computeIfAbsent(request.getTargetPath(), p -> new ArrayList<>()).add(CsiFuzzTest.shown(request)
-                        + " -> " + answer(() -> hearth.node().nodeUnpublishVolume(request), request, forbidden));
-            }
-            for (NodeUnstageVolumeRequest request : unstages) {
-                answers.computeIfAbsent(request.getStagingTargetPath(), p -> new ArrayList<>()).add(
-                        CsiFuzzTest.shown(request) + " -> " + answer(() -> hearth.node().nodeUnstageVolume(request),
-                                request, forbidden));
+        Map<String, String> last = new LinkedHashMap<>(); // each call's last answer
+        Map<String, String> paths = new HashMap<>(); // each call's path
+        for (int round = 1; round <= 8 && !pending.isEmpty(); round++) {
+            List<Message> failed = new ArrayList<>();
+            for (Message request : pending) {
+                String answer = switch (request) {
+                    case NodeUnpublishVolumeRequest unpublish -> {
+                        paths.put(CsiFuzzTest.shown(request), unpublish.getTargetPath());
+                        yield answer(() -> hearth.node().nodeUnpublishVolume(unpublish), request, forbidden);
+                    }
+                    case NodeUnstageVolumeRequest unstage -> {
+                        paths.put(CsiFuzzTest.shown(request), unstage.getStagingTargetPath());
+                        yield answer(() -> hearth.node().nodeUnstageVolume(unstage), request, forbidden);
+                    }
+                    default -> throw new IllegalArgumentException(request.toString());
+                };
+                last.put(CsiFuzzTest.shown(request), answer);
+                if (!answer.equals("OK")) {
+                    failed.add(request);
+                }
             }
             List<MountEntry> left = TestDriver.mountsUnder(dir.toRealPath());
-            System.out.println("FuzzCrashIT: the kubelet's round " + round + " of " + unpublishes.size()
-                    + " unpublishes and " + unstages.size() + " unstages: " + mounts.size() + " mounts before, "
-                    + left.size() + " after");
-            if (left.isEmpty() || left.equals(mounts)) {
-                break;
-            }
+            System.out.println("FuzzCrashIT: the kubelet's round " + round + ": " + pending.size() + " unpublishes"
+                    + " and unstages, " + failed.size() + " failed; " + mounts.size() + " mounts before, " + left.size()
+                    + " after");
+            boolean progress = failed.size() < pending.size() || !left.equals(mounts);
+            pending = progress ? failed : List.of();
             mounts = left;
         }
         assertThat(forbidden).as("seed %d: these unpublishes and unstages failed", seed).isEmpty();
+        Map<String, List<String>> answers = new TreeMap<>();
+        last.forEach((call, answer) -> answers.computeIfAbsent(paths.get(call), p -> new ArrayList<>())
+                .add(call + " -> " + answer));
         List<String> left = new ArrayList<>();
         for (MountEntry mount : TestDriver.mountsUnder(dir.toRealPath())) {
-            left.add(mount + "\n    the last round's calls on that path: " + answers.entrySet().stream()
+            left.add(mount + "\n    the last answers of the calls on that path: " + answers.entrySet().stream()
                     .filter(e -> names(e.getKey(), mount.mountPoint()))
                     .flatMap(e -> e.getValue().stream()).toList());
         }
         assertThat(left).as("seed %d: mounts once every volume was unpublished and unstaged", seed).isEmpty();
+        return answers;
     }
 
     /** Whether a request's path names the mount point (through links); false for a path that is none. */
@@ -402,15 +420,21 @@ class FuzzCrashIT {
             case NodePublishVolumeRequest publish -> {
                 NodeUnpublishVolumeRequest unpublish = NodeUnpublishVolumeRequest.newBuilder()
                         .setVolumeId(publish.getVolumeId()).setTargetPath(publish.getTargetPath()).build();
-                published.add(unpublish);
+                latest(published, unpublish);
                 if ("true".equals(publish.getVolumeContextMap().get(EPHEMERAL))) {
-                    inline.add(unpublish);
+                    latest(inline, unpublish);
                 }
             }
-            case NodeStageVolumeRequest stage -> staged.add(NodeUnstageVolumeRequest.newBuilder()
+            case NodeStageVolumeRequest stage -> latest(staged, NodeUnstageVolumeRequest.newBuilder()
                     .setVolumeId(stage.getVolumeId()).setStagingTargetPath(stage.getStagingTargetPath()).build());
             default -> {}
         }
+    }
+
+    /** Adds {@code call} last, where it was before too: the kubelet undoes the latest publish of a path first. */
+    private static <T> void latest(Set<T> calls, T call) {
+        calls.remove(call);
+        calls.add(call);
     }
 
     /** The names in a directory (none when it does not exist). */
