@@ -1,7 +1,10 @@
 package dev.hearth.linux;
 
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -45,7 +48,7 @@ public final class Freeze {
         try {
             fd = Fd.open(arena, mountPoint, Libc.O_RDONLY | Libc.O_DIRECTORY);
             // After the open: what gets frozen is what the fd names, so check as close to that as possible.
-            if (MountInfo.at(mountPoint).isEmpty()) {
+            if (!isMountRoot(arena, fd, mountPoint)) {
                 throw new IllegalArgumentException("refusing to freeze " + mountPoint
                         + ": it is not a mount point, and freezing it would freeze the filesystem it lives on");
             }
@@ -72,7 +75,7 @@ public final class Freeze {
     public static boolean thaw(Path mountPoint) throws IOException {
         try (Arena arena = Arena.ofConfined();
              Fd fd = Fd.open(arena, mountPoint, Libc.O_RDONLY | Libc.O_DIRECTORY)) {
-            if (MountInfo.at(mountPoint).isEmpty()) {
+            if (!isMountRoot(arena, fd, mountPoint)) {
                 throw new IllegalArgumentException("refusing to thaw " + mountPoint
                         + ": it is not a mount point, and thawing it would thaw the filesystem it lives on");
             }
@@ -84,6 +87,29 @@ public final class Freeze {
             }
             throw e;
         }
+    }
+
+    /** {@code STATX_ATTR_MOUNT_ROOT}: the file is the root of a mount (Linux 5.8 and later). */
+    static final long STATX_ATTR_MOUNT_ROOT = 0x2000;
+    /** Where {@code stx_attributes} and {@code stx_attributes_mask} lie in struct statx. */
+    private static final long STX_ATTRIBUTES = 0x08;
+    private static final long STX_ATTRIBUTES_MASK = 0x38;
+
+    /**
+     * Whether the directory the descriptor names is the root of a mount: asked of the descriptor
+     * itself, so what is checked is what the ioctl will act on, and without writing out the whole
+     * mount table (3-4 ms on a node with 2,000 mounts). A kernel too old to say asks the table.
+     */
+    static boolean isMountRoot(Arena arena, Fd fd, Path mountPoint) throws IOException {
+        MemorySegment buf = arena.allocate(256);
+        int rc = Libc.statx(arena, fd.value(), 0, buf);
+        if (rc < 0) {
+            throw new LinuxException("statx", mountPoint.toString(), -rc);
+        }
+        if ((buf.get(JAVA_LONG_UNALIGNED, STX_ATTRIBUTES_MASK) & STATX_ATTR_MOUNT_ROOT) == 0) {
+            return MountInfo.at(mountPoint).isPresent();
+        }
+        return (buf.get(JAVA_LONG_UNALIGNED, STX_ATTRIBUTES) & STATX_ATTR_MOUNT_ROOT) != 0;
     }
 
     /** A frozen filesystem; {@link #close()} thaws it, once however often it is called. */

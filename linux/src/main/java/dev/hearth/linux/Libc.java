@@ -38,6 +38,7 @@ final class Libc {
     static final int AT_FDCWD = -100;
     /** unlinkat: remove a directory (rmdir) rather than a file. */
     static final int AT_REMOVEDIR = 0x200;
+    static final int AT_EMPTY_PATH = 0x1000;
     static final int O_DIRECTORY = 0x10000;
     static final int SEEK_DATA = 3;
     static final int SEEK_HOLE = 4;
@@ -300,6 +301,17 @@ final class Libc {
         MemorySegment cPath = cString(arena, path);
         try {
             return result((int) Statx.HANDLE.invokeExact(state, AT_FDCWD, cPath, flags, mask, buf), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** statx of what the open descriptor names ({@code AT_EMPTY_PATH}). */
+    static int statx(Arena arena, int fd, int mask, MemorySegment buf) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment empty = cString(arena, "");
+        try {
+            return result((int) Statx.HANDLE.invokeExact(state, fd, empty, AT_EMPTY_PATH, mask, buf), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }

@@ -1,6 +1,11 @@
 package dev.hearth.linux;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,16 +16,75 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-/** Reads {@code /proc/self/mountinfo} (proc(5)), the mount table as this process's namespace sees it. */
+/**
+ * Reads {@code /proc/self/mountinfo} (proc(5)), the mount table as this process's namespace sees it.
+ *
+ * <p>The kernel writes the whole table out on every read: on a node with 2,000 mounts (the
+ * kubelet's own for every pod, and a stage and a publish for each volume) that is 3-4 ms. A call
+ * that decides what to mount or unmount reads it ({@link #read}); the kubelet's health and usage
+ * calls, one per volume every minute, only report, and {@link #readWatched} answers them from the
+ * table read last unless the kernel says it changed since.
+ */
 public final class MountInfo {
 
     private static final Path SELF = Path.of("/proc/self/mountinfo");
 
     private MountInfo() {}
 
+    /** The mount table, read now. */
     public static List<MountEntry> read() throws IOException {
         // Not Files.readString: a mount point with non-UTF-8 bytes must not make the whole table unreadable.
         return parse(new String(Files.readAllBytes(SELF), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The mount table read last, read again only if it changed since. An open descriptor of the file
+     * reports a priority event ({@code POLLPRI}) after every mount, unmount, move and change of a
+     * mount's flags in the namespace, and a poll with no wait asks for it. The event is taken before
+     * the table is read, so a change in between is read at once and reported once more: the table
+     * is never older than the call. No event follows a change the table shows only as it is
+     * written out: a filesystem an error made read-only ({@code ro} in its super options), or a
+     * directory above a mount point renamed. So this is for answers that report, never for a
+     * decision to mount, unmount or remove.
+     */
+    public static List<MountEntry> readWatched() throws IOException {
+        return Watched.TABLE.read();
+    }
+
+    /** The table last read and a descriptor of the file that says when it changed. */
+    private static final class Watched {
+
+        static final Watched TABLE = new Watched();
+        private static final short POLLPRI = 0x2;
+        private static final short POLLERR = 0x8;
+
+        /** struct pollfd of the watching descriptor; its fd is -1 where the file could not be opened. */
+        private final MemorySegment pollFd;
+        private final MemorySegment state;
+        private List<MountEntry> last;
+
+        private Watched() {
+            Arena arena = Arena.global(); // one for the life of the process, as the descriptor is
+            int fd = Libc.open(arena, SELF.toString(), Libc.O_RDONLY | Libc.O_CLOEXEC);
+            pollFd = arena.allocate(8);
+            pollFd.set(JAVA_INT, 0, fd);
+            pollFd.set(JAVA_SHORT, 4, POLLPRI);
+            state = Libc.callState(arena);
+        }
+
+        synchronized List<MountEntry> read() throws IOException {
+            if (pollFd.get(JAVA_INT, 0) < 0) {
+                return MountInfo.read();
+            }
+            pollFd.set(JAVA_SHORT, 6, (short) 0);
+            int ready = Libc.poll(state, pollFd, 1, 0);
+            boolean changed = ready != 0 && (pollFd.get(JAVA_SHORT, 6) & (POLLPRI | POLLERR)) != 0;
+            if (last == null || changed || ready < 0) {
+                last = null; // a failed read leaves nothing stale behind
+                last = MountInfo.read();
+            }
+            return last;
+        }
     }
 
     /**

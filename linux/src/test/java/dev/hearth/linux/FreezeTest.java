@@ -99,6 +99,22 @@ class FreezeTest {
         Files.writeString(mnt.resolve("still-writable"), "ok");
     }
 
+    /** The descriptor's own answer (statx) is the mount table's, for a mount, a bind of a directory in it, and neither. */
+    @Test
+    void whetherADirectoryIsAMountRootIsWhatTheMountTableSays() throws IOException {
+        Path inside = Files.createDirectory(mnt.resolve("inside"));
+        Path bind = Files.createDirectory(dir.resolve("bind"));
+        Mounts.bind(inside, bind, false);
+        cleanup.add(() -> Mounts.unmount(bind));
+        for (Path path : java.util.List.of(mnt, inside, bind, dir, Path.of("/"))) {
+            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
+                 Fd fd = Fd.open(arena, path, Libc.O_RDONLY | Libc.O_DIRECTORY)) {
+                assertThat(Freeze.isMountRoot(arena, fd, path)).as(path.toString())
+                        .isEqualTo(MountInfo.at(path).isPresent()).isEqualTo(!path.equals(inside) && !path.equals(dir));
+            }
+        }
+    }
+
     @Test
     void aMissingMountPointIsEnoent() {
         assertThatThrownBy(() -> Freeze.freeze(dir.resolve("missing")))

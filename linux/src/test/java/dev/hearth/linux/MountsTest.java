@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -52,6 +53,45 @@ class MountsTest {
         assertThat(entry.hasSuperOption("size=16384k")).isTrue();
         assertThat(MountInfo.containing(source.resolve("not/yet/created"))).contains(entry);
         assertThat(MountInfo.containing(dir).map(MountEntry::mountId)).isNotEqualTo(entry.mountId());
+    }
+
+    /**
+     * The watched table is the one read last while nothing changes, and every mount, remount of a
+     * bind's flags and unmount shows in the very next answer: a stale table would say a volume path
+     * holds what is gone, or nothing where a volume is.
+     */
+    @Test
+    void theWatchedTableIsReadAgainAfterEveryMountRemountAndUnmount() throws IOException {
+        List<MountEntry> before = MountInfo.readWatched();
+        assertThat(before).map(MountEntry::mountPoint).doesNotContain(source, target);
+        assertThat(sameTwice()).as("two answers in a row with no mount between them, the one table").isTrue();
+
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", MS_NODEV, "size=1m");
+        assertThat(MountInfo.at(MountInfo.readWatched(), source)).hasValueSatisfying(
+                e -> assertThat(e.fsType()).isEqualTo("tmpfs"));
+        Mounts.bind(source, target, false);
+        cleanup.add(() -> {
+            if (MountInfo.at(target).isPresent()) { // unmounted by the test unless it failed first
+                Mounts.unmount(target);
+            }
+        });
+        assertThat(MountInfo.at(MountInfo.readWatched(), target).map(MountEntry::readOnly)).contains(false);
+        Mounts.mount("", target, "", MountFlags.MS_REMOUNT | MountFlags.MS_BIND | MountFlags.MS_RDONLY
+                | MountFlags.MS_NODEV, null);
+        assertThat(MountInfo.at(MountInfo.readWatched(), target).map(MountEntry::readOnly)).contains(true);
+        Mounts.unmount(target);
+        assertThat(MountInfo.at(MountInfo.readWatched(), target)).isEmpty();
+        assertThat(MountInfo.readWatched()).isEqualTo(MountInfo.read());
+    }
+
+    /** Whether two answers in a row are the one table; tried a few times, as the host may mount something meanwhile. */
+    private static boolean sameTwice() throws IOException {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            if (MountInfo.readWatched() == MountInfo.readWatched()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Test

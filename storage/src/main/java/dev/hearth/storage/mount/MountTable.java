@@ -43,6 +43,15 @@ final class MountTable {
         }
     }
 
+    /** The table as {@link MountInfo#readWatched} keeps it: for answers that report, never for a decision to change. */
+    static MountTable readWatched() {
+        try {
+            return new MountTable(MountInfo.readWatched());
+        } catch (IOException e) {
+            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+        }
+    }
+
     static Optional<MountEntry> mountAt(Path path) {
         return read().at(path);
     }

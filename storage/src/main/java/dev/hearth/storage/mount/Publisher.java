@@ -201,10 +201,11 @@ final class Publisher {
     /**
      * What the mount table shows at {@code path} for the volume whose device is {@code device}: the
      * volume (its stage, a publish of its filesystem, a bind of its device node or of its read-only
-     * view), nothing, or something else.
+     * view), nothing, or something else. For the kubelet's health and usage calls, which report and
+     * change nothing: from the table as last read unless it changed since ({@link MountTable#readWatched}).
      */
     static VolumeHealth.AtPath at(Path path, Path device) {
-        MountTable table = MountTable.read();
+        MountTable table = MountTable.readWatched();
         Optional<MountEntry> mounted = table.at(path);
         if (mounted.isEmpty()) {
             return VolumeHealth.AtPath.NOTHING;
