@@ -173,6 +173,23 @@ if any(("hearth@" + n, "fs.total") in values for n in loop_counts):
         row(n if had is None or had == int(n) else f"{n} (had {had:.0f})", *[ms(x) for x in c],
             ratio(c[0], c[1]), ratio(c[3], c[4]))
 
+mount_counts = os.environ.get("MOUNTS", "").split()
+if any(("hearth-m" + n, "fs.total") in values for n in mount_counts):
+    print()
+    print("Lifecycle and NodeGetVolumeStats medians as the node's mounts grow (idle tmpfs mounts added; a node "
+          "with 1,000 published volumes has 2,000 of its own):")
+    print()
+    row("mounts on the node", "hearth fs", "floor fs", "host-path fs", "hearth block", "floor block",
+        "host-path block", "hearth / floor fs", "hearth / floor block", "hearth NodeGetVolumeStats",
+        "host-path NodeGetVolumeStats")
+    row(*["---"] * 11)
+    for n in mount_counts:
+        c = [med(f"{d}-m{n}", f"{k}.total") for k in ("fs", "block") for d in ("hearth", "floor", "hostpath")]
+        had = med(f"node-m{n}", "mounts")
+        row(n if had is None or had == int(n) else f"{n} (had {had:.0f})", *[ms(x) for x in c],
+            ratio(c[0], c[1]), ratio(c[3], c[4]), ms(med(f"hearth-m{n}", "rpc.NodeGetVolumeStats")),
+            ms(med(f"hostpath-m{n}", "rpc.NodeGetVolumeStats")))
+
 if any(k[1].startswith("fio.") for k in values):
     print()
     print(f"Data path: fio, QD32, libaio, O_DIRECT, {fio_seconds} per job (medians), hearth's run and its floor's back to back, in turn first; 4k in IOPS, 1 MiB in MiB/s. "
