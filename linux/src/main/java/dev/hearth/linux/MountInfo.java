@@ -56,6 +56,8 @@ public final class MountInfo {
         static final Watched TABLE = new Watched();
         private static final short POLLPRI = 0x2;
         private static final short POLLERR = 0x8;
+        /** The descriptor is not open (closed under us): read afresh every time rather than trust the last table. */
+        private static final short POLLNVAL = 0x20;
 
         /** struct pollfd of the watching descriptor; its fd is -1 where the file could not be opened. */
         private final MemorySegment pollFd;
@@ -77,7 +79,7 @@ public final class MountInfo {
             }
             pollFd.set(JAVA_SHORT, 6, (short) 0);
             int ready = Libc.poll(state, pollFd, 1, 0);
-            boolean changed = ready != 0 && (pollFd.get(JAVA_SHORT, 6) & (POLLPRI | POLLERR)) != 0;
+            boolean changed = ready != 0 && (pollFd.get(JAVA_SHORT, 6) & (POLLPRI | POLLERR | POLLNVAL)) != 0;
             if (last == null || changed || ready < 0) {
                 last = null; // a failed read leaves nothing stale behind
                 last = MountInfo.read();
