@@ -40,10 +40,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -235,6 +237,24 @@ final class TestDriver implements AutoCloseable {
                 .toList();
     }
 
+    /** The loop devices over files below {@code dir}, and those stacked over them, at any depth. */
+    static List<LoopAttachment> stackedOver(Path dir) throws IOException {
+        List<LoopAttachment> all = Loop.list();
+        List<LoopAttachment> found = new ArrayList<>();
+        Set<Path> devices = new HashSet<>();
+        for (boolean grew = true; grew; ) {
+            grew = false;
+            for (LoopAttachment loop : all) {
+                if (!found.contains(loop) && (loop.backingFile().startsWith(dir) || devices.contains(loop.backingFile()))) {
+                    found.add(loop);
+                    devices.add(loop.device().path());
+                    grew = true;
+                }
+            }
+        }
+        return found;
+    }
+
     /** Mounts at or under {@code path}, in mount order. */
     static List<MountEntry> mountsUnder(Path path) throws IOException {
         return MountInfo.read().stream().filter(m -> m.mountPoint().startsWith(path)).toList();
@@ -342,16 +362,31 @@ final class TestDriver implements AutoCloseable {
             }
             Mounts.unmount(mount.mountPoint());
         }
-        // Views first: a view over a device keeps that device from being released.
-        List<LoopAttachment> loops = loopDevicesUnder(real);
-        for (LoopAttachment loop : loops) {
-            if (!loop.backingFile().startsWith(real)) {
-                Loop.detach(loop.device());
+        // What a reboot ends: every loop device over a file below dir, and every one stacked over
+        // one of those (a read-only view, a view of a view), the top ones first: a device that
+        // another reads is released only at that one's last close. Until none is left, or 5 s.
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        for (List<LoopAttachment> loops = stackedOver(real); !loops.isEmpty(); loops = stackedOver(real)) {
+            Set<Path> read = loops.stream().map(LoopAttachment::backingFile).collect(Collectors.toSet());
+            for (LoopAttachment loop : loops) {
+                if (!read.contains(loop.device().path())) {
+                    try {
+                        Loop.detach(loop.device());
+                    } catch (IOException e) {
+                        if (System.nanoTime() > deadline) {
+                            throw e;
+                        }
+                    }
+                }
             }
-        }
-        for (LoopAttachment loop : loops) {
-            if (loop.backingFile().startsWith(real)) {
-                Loop.detach(loop.device());
+            if (System.nanoTime() > deadline) {
+                break;
+            }
+            try {
+                Thread.sleep(10); // a detach of a device still open completes at its last close
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while detaching loop devices under " + real, e);
             }
         }
     }
