@@ -239,6 +239,11 @@ final class TestDriver implements AutoCloseable {
 
     /** The loop devices over files below {@code dir}, and those stacked over them, at any depth. */
     static List<LoopAttachment> stackedOver(Path dir) throws IOException {
+        return stackedOver(dir, false);
+    }
+
+    /** {@link #stackedOver(Path)}, without the ones over files below {@code dir} if {@code stackedOnly}. */
+    private static List<LoopAttachment> stackedOver(Path dir, boolean stackedOnly) throws IOException {
         List<LoopAttachment> all = Loop.list();
         List<LoopAttachment> found = new ArrayList<>();
         Set<Path> devices = new HashSet<>();
@@ -251,6 +256,9 @@ final class TestDriver implements AutoCloseable {
                     grew = true;
                 }
             }
+        }
+        if (stackedOnly) {
+            found.removeIf(loop -> loop.backingFile().startsWith(dir));
         }
         return found;
     }
@@ -362,11 +370,28 @@ final class TestDriver implements AutoCloseable {
             }
             Mounts.unmount(mount.mountPoint());
         }
-        // What a reboot ends: every loop device over a file below dir, and every one stacked over
-        // one of those (a read-only view, a view of a view), the top ones first: a device that
-        // another reads is released only at that one's last close. Until none is left, or 5 s.
+        detachStacked(real, false);
+    }
+
+    /**
+     * What a reboot ends of the disks below {@code disks}, which outlive it: the loop devices a
+     * driver stacked over them (read-only views), at any depth. The disks themselves stay.
+     */
+    static void sweepViewsOver(Path disks) throws IOException {
+        if (Files.exists(disks)) {
+            detachStacked(disks.toRealPath(), true);
+        }
+    }
+
+    /**
+     * Detaches the loop devices over files below {@code real} (unless {@code keepBase}) and every
+     * one stacked over those, the top ones first: a device that another reads is released only at
+     * that one's last close. Until none is left, or 5 s.
+     */
+    private static void detachStacked(Path real, boolean keepBase) throws IOException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        for (List<LoopAttachment> loops = stackedOver(real); !loops.isEmpty(); loops = stackedOver(real)) {
+        for (List<LoopAttachment> loops = stackedOver(real, keepBase); !loops.isEmpty();
+                loops = stackedOver(real, keepBase)) {
             Set<Path> read = loops.stream().map(LoopAttachment::backingFile).collect(Collectors.toSet());
             for (LoopAttachment loop : loops) {
                 if (!read.contains(loop.device().path())) {
