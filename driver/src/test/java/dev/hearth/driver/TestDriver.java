@@ -237,12 +237,10 @@ final class TestDriver implements AutoCloseable {
                 .toList();
     }
 
-    /** The loop devices over files below {@code dir}, and those stacked over them, at any depth. */
-    static List<LoopAttachment> stackedOver(Path dir) throws IOException {
-        return stackedOver(dir, false);
-    }
-
-    /** {@link #stackedOver(Path)}, without the ones over files below {@code dir} if {@code stackedOnly}. */
+    /**
+     * The loop devices over files below {@code dir} (unless {@code stackedOnly}) and those stacked
+     * over them, at any depth.
+     */
     private static List<LoopAttachment> stackedOver(Path dir, boolean stackedOnly) throws IOException {
         List<LoopAttachment> all = Loop.list();
         List<LoopAttachment> found = new ArrayList<>();
