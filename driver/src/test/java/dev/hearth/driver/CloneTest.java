@@ -176,6 +176,66 @@ class CloneTest extends DriverFixture {
         }
     }
 
+    /**
+     * A stage killed in the middle of mkfs.xfs leaves an xfs that says its mkfs has not finished
+     * (sb_inprogress), which no kernel mounts; a copy of it could never get a UUID of its own. The
+     * clone is refused with the reason and the way out, not with an INTERNAL error from the mount.
+     */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.xfs")
+    void cloneOfAnXfsWhoseMkfsDidNotFinishIsAPreconditionAndCreatesNothing() throws Exception {
+        String source = xfsVolumeWithByte(126, 1); // sb_inprogress, as mkfs.xfs leaves it until its last write
+        List<Path> files = driver.poolFiles();
+
+        assertFails(() -> driver.create("pvc-xfs-clone", 320 * MIB, mount("xfs"), fromVolume(source)),
+                Code.FAILED_PRECONDITION, "source volume " + source, "mkfs did not finish", "staging it again");
+
+        assertThat(driver.poolFiles()).isEqualTo(files);
+        assertNoReplayLeft();
+    }
+
+    /** A copy of a damaged xfs (here a superblock whose checksum fails) does not mount to replay its log. */
+    @Test
+    @RequiresRoot
+    @RequiresTools("mkfs.xfs")
+    void cloneOfADamagedXfsIsAPreconditionAndCreatesNothing() throws Exception {
+        String source = xfsVolumeWithByte(108, 'x'); // sb_fname: the label, covered by the superblock's CRC
+        List<Path> files = driver.poolFiles();
+
+        assertFails(() -> driver.create("pvc-xfs-clone", 320 * MIB, mount("xfs"), fromVolume(source)),
+                Code.FAILED_PRECONDITION, "source volume " + source, "does not mount", "xfs_repair");
+
+        // the replays' directory, made for the attempt, stays (empty) as after any clone of an xfs
+        assertThat(driver.poolFiles()).filteredOn(f -> !f.getFileName().toString().equals(".xfs-replays"))
+                .isEqualTo(files);
+        assertNoReplayLeft();
+        assertThat(TestDriver.loopDevicesUnder(driver.poolDir().toRealPath())).isEmpty();
+    }
+
+    /** A volume whose image holds an xfs made by mkfs.xfs, with the byte at {@code offset} set to {@code value}. */
+    private String xfsVolumeWithByte(long offset, int value) throws Exception {
+        String volume = driver.create("pvc-xfs", 320 * MIB, mount("xfs")).getVolumeId();
+        Path image = driver.image(volume);
+        Process mkfs = new ProcessBuilder("mkfs.xfs", "-q", "-f", image.toString()).redirectErrorStream(true).start();
+        String output = new String(mkfs.getInputStream().readAllBytes());
+        assertThat(mkfs.waitFor()).as("mkfs.xfs: %s", output).isZero();
+        try (FileChannel channel = FileChannel.open(image, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(new byte[] {(byte) value}), offset);
+            channel.force(true);
+        }
+        return volume;
+    }
+
+    private void assertNoReplayLeft() throws IOException {
+        Path replays = driver.poolDir().resolve(".xfs-replays");
+        if (Files.isDirectory(replays)) {
+            try (var left = Files.list(replays)) {
+                assertThat(left).as("replay mount points").isEmpty();
+            }
+        }
+    }
+
     @Test
     @RequiresRoot
     void cloneOfABlockVolumeHoldsItsBytes() throws IOException {

@@ -46,6 +46,8 @@ public final class Errno {
     public static final int ENOTEMPTY = 39;
     public static final int ELOOP = 40;
     public static final int ENODATA = 61;
+    /** Also EFSBADCRC: a filesystem's metadata failed its checksum. */
+    public static final int EBADMSG = 74;
     public static final int EOVERFLOW = 75;
     public static final int EOPNOTSUPP = 95;
     public static final int ENOTCONN = 107;
@@ -91,6 +93,7 @@ public final class Errno {
             entry(ENOTEMPTY, "ENOTEMPTY", "Directory not empty"),
             entry(ELOOP, "ELOOP", "Too many levels of symbolic links"),
             entry(ENODATA, "ENODATA", "No data available"),
+            entry(EBADMSG, "EBADMSG", "Bad message"),
             entry(EOVERFLOW, "EOVERFLOW", "Value too large for defined data type"),
             entry(EOPNOTSUPP, "EOPNOTSUPP", "Operation not supported"),
             entry(ENOTCONN, "ENOTCONN", "Transport endpoint is not connected"),
@@ -100,6 +103,14 @@ public final class Errno {
             entry(EDQUOT, "EDQUOT", "Disk quota exceeded"));
 
     private Errno() {}
+
+    /**
+     * Whether a mount's errno says the filesystem itself is damaged: EUCLEAN is the kernel's
+     * EFSCORRUPTED, EBADMSG its EFSBADCRC (metadata failing its checksum).
+     */
+    public static boolean damagedFilesystem(int errno) {
+        return errno == EUCLEAN || errno == EBADMSG;
+    }
 
     /** The symbolic name, e.g. {@code "EBUSY"}; {@code "errno 200"} for numbers nobody knows. */
     public static String name(int errno) {

@@ -287,7 +287,7 @@ public final class FilePool implements Pool {
                         "source snapshot " + snapshot + " does not exist in pool '" + name() + "'"));
                 Path image = snapshotStore.image(snapshot);
                 ImageFiles.requireImage(image, "source snapshot " + snapshot, "there is nothing to restore");
-                yield new Content(image, found.sizeBytes(), Optional.empty());
+                yield new Content("source snapshot " + snapshot, image, found.sizeBytes(), Optional.empty());
             }
             case VolumeSource.FromVolume(VolumeId volume) -> volumeContent(volume);
         };
@@ -298,7 +298,8 @@ public final class FilePool implements Pool {
                 "source volume " + volume + " does not exist in pool '" + name() + "'"));
         Path image = ImageFiles.of(directory, volume).image();
         ImageFiles.requireImage(image, "source volume " + volume, "there is nothing to copy");
-        return new Content(image, Math.max(found.sizeBytes(), imageLength(image)), attachedDevice(volume));
+        return new Content("source volume " + volume, image, Math.max(found.sizeBytes(), imageLength(image)),
+                attachedDevice(volume));
     }
 
     /**
@@ -320,7 +321,7 @@ public final class FilePool implements Pool {
             throws IOException {
         if (content.isPresent()) {
             copier.copy(content.get().image(), content.get().device(), image, size);
-            xfsClones.renewIdentity(image);
+            xfsClones.renewIdentity(image, content.get().what());
         } else {
             try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
                 file.setLength(size);

@@ -1,11 +1,14 @@
 package dev.hearth.storage.file;
 
+import dev.hearth.linux.Errno;
+import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.Loop;
 import dev.hearth.linux.LoopAttachment;
 import dev.hearth.linux.LoopDevice;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
+import dev.hearth.storage.StorageException;
 import dev.hearth.storage.fs.FilesystemIdentity;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -40,12 +43,33 @@ final class XfsClones {
         this.replays = poolDirectory.resolve(REPLAYS);
     }
 
-    /** Renews the UUID if the image holds xfs; any other content is left alone. */
-    void renewIdentity(Path image) throws IOException {
+    /**
+     * Renews the UUID if the image holds xfs; any other content is left alone.
+     *
+     * @param source what the image was copied from, for messages
+     * @throws StorageException.Precondition if the copied xfs cannot be mounted, because its mkfs
+     *     never finished or it is damaged: the copy is as unusable as its source, and a clone that
+     *     could never mount beside its source is not made
+     */
+    void renewIdentity(Path image, String source) throws IOException {
         if (FilesystemIdentity.xfsUuid(image).isEmpty()) {
             return;
         }
-        replayLog(image, replays.resolve(image.getFileName()));
+        if (FilesystemIdentity.xfsFormatUnfinished(image)) {
+            throw new StorageException.Precondition("cannot copy " + source + ": it holds an xfs whose mkfs did not"
+                    + " finish (a stage was interrupted while formatting it); staging it again completes the format,"
+                    + " after which it can be copied");
+        }
+        try {
+            replayLog(image, replays.resolve(image.getFileName()));
+        } catch (LinuxException e) {
+            if (e.call().equals("mount") && Errno.damagedFilesystem(e.errno())) {
+                throw new StorageException.Precondition("cannot copy " + source + ": the xfs it holds does not mount"
+                        + " (" + Errno.description(e.errno()) + "), so it is damaged; repair it (xfs_repair) or"
+                        + " copy another source", e);
+            }
+            throw e;
+        }
         identity.renewXfsUuid(image);
     }
 

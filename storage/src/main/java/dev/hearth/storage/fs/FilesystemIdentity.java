@@ -28,6 +28,7 @@ public final class FilesystemIdentity {
     static final Duration XFS_ADMIN_TIMEOUT = Duration.ofMinutes(2);
     private static final byte[] XFS_MAGIC = "XFSB".getBytes(StandardCharsets.US_ASCII);
     private static final int XFS_UUID_OFFSET = 32; // sb_uuid in struct xfs_dsb
+    private static final int XFS_INPROGRESS_OFFSET = 126; // sb_inprogress: mkfs has not finished
     // xfs_admin prints this, and exits 0, when it refuses to touch a filesystem with a dirty log.
     private static final String DIRTY_LOG = "log which needs to";
 
@@ -89,15 +90,28 @@ public final class FilesystemIdentity {
 
     /** The UUID in the primary superblock of the xfs on {@code imageOrDevice}, if it holds one. */
     public static Optional<UUID> xfsUuid(Path imageOrDevice) throws IOException {
-        ByteBuffer head = ByteBuffer.allocate(XFS_UUID_OFFSET + 16);
+        return xfsHead(imageOrDevice, XFS_UUID_OFFSET + 16)
+                .map(head -> new UUID(head.getLong(XFS_UUID_OFFSET), head.getLong(XFS_UUID_OFFSET + 8)));
+    }
+
+    /**
+     * Whether the xfs on {@code imageOrDevice} says its mkfs never finished ({@code sb_inprogress},
+     * which mkfs.xfs sets first and clears last; the kernel refuses to mount such a filesystem).
+     * False where there is no xfs.
+     */
+    public static boolean xfsFormatUnfinished(Path imageOrDevice) throws IOException {
+        return xfsHead(imageOrDevice, XFS_INPROGRESS_OFFSET + 1)
+                .filter(head -> head.get(XFS_INPROGRESS_OFFSET) != 0).isPresent();
+    }
+
+    /** The first {@code length} bytes of the primary superblock, if {@code imageOrDevice} holds an xfs. */
+    private static Optional<ByteBuffer> xfsHead(Path imageOrDevice, int length) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(length);
         try (FileChannel channel = FileChannel.open(imageOrDevice, StandardOpenOption.READ)) {
             while (head.hasRemaining() && channel.read(head, head.position()) > 0) {
                 // a short file leaves zeros, which are no xfs
             }
         }
-        if (!head.slice(0, XFS_MAGIC.length).equals(ByteBuffer.wrap(XFS_MAGIC))) {
-            return Optional.empty();
-        }
-        return Optional.of(new UUID(head.getLong(XFS_UUID_OFFSET), head.getLong(XFS_UUID_OFFSET + 8)));
+        return head.slice(0, XFS_MAGIC.length).equals(ByteBuffer.wrap(XFS_MAGIC)) ? Optional.of(head) : Optional.empty();
     }
 }
