@@ -30,6 +30,15 @@ public enum FilesystemType {
         return minimumBytes;
     }
 
+    /** The command that repairs this filesystem, for messages that ask a person to run it. */
+    public String repairTool() {
+        return switch (this) {
+            case EXT4 -> "e2fsck -f";
+            case XFS -> "xfs_repair";
+            case BTRFS -> "btrfs check --repair";
+        };
+    }
+
     /** The name mount(2) and blkid use. */
     public String kernelName() {
         return kernelName;

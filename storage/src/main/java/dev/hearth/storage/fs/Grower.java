@@ -113,13 +113,21 @@ public final class Grower {
      * {@code e2fsck -f -p}: repairs only what is safe without asking (exit 1, "errors corrected", is
      * fine), and refuses anything else.
      *
-     * @throws StorageException.Failed if e2fsck fails or finds what -p does not repair
+     * @throws StorageException.Precondition if it finds errors -p does not repair (exit 4): the volume's damage
+     * @throws StorageException.Failed if e2fsck itself fails
      */
     public void checkExt4(Path device) {
         try {
             tool.run(List.of("e2fsck", "-f", "-p", device.toAbsolutePath().toString()), GROW_TIMEOUT);
         } catch (ToolException e) {
-            if (e.exitCode().orElse(-1) != 1) {
+            int exit = e.exitCode().orElse(-1);
+            if (exit == 4) {
+                // Errors left uncorrected: damage that -p does not repair on its own, in the volume, not the node.
+                throw new StorageException.Precondition("the ext4 on " + device + " has errors that e2fsck -p does not"
+                        + " repair, so it is neither grown nor mounted; repair it (e2fsck -f) before staging it: "
+                        + e.getMessage(), e);
+            }
+            if (exit != 1) {
                 throw StorageException.Failed.byTool("e2fsck of " + device + " before growing it: " + e.getMessage(), e);
             }
         }

@@ -121,6 +121,12 @@ public final class Mounter {
                 throw new StorageException.Precondition("mounting " + device + " at " + staging + ": " + e.getMessage()
                         + "; the device is held elsewhere on this node");
             }
+            if (Errno.damagedFilesystem(e.errno())) {
+                // The volume's state, which hearth never repairs on its own.
+                throw new StorageException.Precondition("volume " + volume + ": the " + type.kernelName()
+                        + " filesystem on " + device + " does not mount (" + Errno.description(e.errno())
+                        + "): it is damaged; repair it (" + type.repairTool() + ") before staging it");
+            }
             throw new StorageException.Failed("mounting " + device + " at " + staging + ": " + e.getMessage(), e);
         }
         if (type != FilesystemType.EXT4 && !prepared.madeNow()) {

@@ -284,12 +284,44 @@ class MounterTest {
         Path staging = mountPoint("staging");
 
         assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
-                .isInstanceOf(StorageException.Failed.class)
-                .hasMessageContaining("e2fsck");
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("e2fsck -p does not repair")
+                .hasMessageContaining("repair it (e2fsck -f)");
 
         assertThat(mountsAt(staging)).isEmpty();
         assertThat(fsck(device)).as("e2fsck -fn: still as damaged as it was").isEqualTo(4);
         assertThat(journal.isGrowing(VOLUME)).isFalse();
+    }
+
+    /**
+     * An xfs whose superblock fails its checksum (a clone of a damaged volume, a disk gone bad): the
+     * kernel refuses to mount it, and the stage says what is wrong and how to repair it, as the
+     * volume's state rather than a failure of the driver. Nothing is formatted, mounted or repaired.
+     */
+    @Test
+    @RequiresTools("mkfs.xfs")
+    void stageOfADamagedXfsIsAPreconditionThatNamesTheRepair() throws Exception {
+        Path backing = sparseFile("xfs.img", 320 * MIB);
+        tools.run(List.of("mkfs.xfs", "-q", "-f", backing.toString()), Duration.ofMinutes(2));
+        try (FileChannel channel = FileChannel.open(backing, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(new byte[] {'x'}), 108); // sb_fname, covered by the superblock's CRC
+        }
+        Path device = attach(backing);
+        Path staging = mountPoint("staging");
+
+        assertThatThrownBy(() -> mounter.stageFilesystem(VOLUME, device, provenBy(device), staging, ANY, List.of()))
+                .isInstanceOf(StorageException.Precondition.class)
+                .hasMessageContaining("the xfs filesystem on " + device + " does not mount")
+                .hasMessageContaining("xfs_repair");
+
+        assertThat(mountsAt(staging)).isEmpty();
+        assertThat(journal.isOpen(VOLUME)).isFalse();
+        try (FileChannel channel = FileChannel.open(backing, StandardOpenOption.READ)) {
+            ByteBuffer magic = ByteBuffer.allocate(4);
+            channel.read(magic, 0);
+            assertThat(new String(magic.array(), java.nio.charset.StandardCharsets.US_ASCII)).as("not reformatted")
+                    .isEqualTo("XFSB");
+        }
     }
 
     /**
