@@ -117,6 +117,7 @@ public final class Driver implements AutoCloseable {
         }
         Mounter mounter = new Mounter(new Formatter(tools), journal, grower, settings.defaultFsType());
         boolean expansion = pools.anyHas(PoolFeature.EXPANSION);
+        UnparseableRequests requests = new UnparseableRequests();
         HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());
         Supplier<Optional<String>> problem = () -> problem(host, pools);
         var services = List.of(
@@ -125,11 +126,11 @@ public final class Driver implements AutoCloseable {
                         .bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
                         settings.stateDir().resolve("ephemeral")).bindService())
-                .stream().map(UnparseableRequests::lenient).toList();
+                .stream().map(requests::lenient).toList();
         Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.snapshots().map(s -> s.list().size()).orElse(0),
                 problem);
         HostGate gate = new HostGate(host);
-        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), new UnparseableRequests(), gate,
+        var interceptors = List.of(new RequestLogging(), metrics.interceptor(), requests, gate,
                 new VolumeLockInterceptor(new VolumeLocks(), LockKeys::of), new ErrorMapping());
         // Platform threads: a handler waits in native calls, which would hold a virtual thread's carrier.
         ExecutorService handlers = HandlerThreads.create();
