@@ -38,6 +38,7 @@ import dev.hearth.storage.mount.VolumeHealth;
 import dev.hearth.storage.mount.VolumeStager;
 import dev.hearth.storage.mount.VolumeUsage;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -52,6 +53,8 @@ import java.util.Optional;
 public final class NodeService extends NodeGrpc.NodeImplBase {
 
     private final Pools pools;
+    /** The driver's state directory and its pools' directories: no request's path may lie in them. */
+    private final List<Path> own;
     private final Mounter mounter;
     private final VolumeStager stager;
     private final Grower grower;
@@ -61,9 +64,12 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     /**
      * @param ephemeralStaging where ephemeral inline volumes are staged (under the driver's state directory)
+     * @param ownDirectories the driver's state directory and its pools' directories, where no staging or
+     *     target path of a request may lie
      */
     public NodeService(String nodeId, long maxVolumes, Pools pools, Mounter mounter, Grower grower,
-            Path ephemeralStaging) {
+            Path ephemeralStaging, List<Path> ownDirectories) {
+        this.own = ownDirectories.stream().map(NodeService::real).distinct().toList();
         this.pools = pools;
         this.mounter = mounter;
         this.grower = grower;
@@ -91,7 +97,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
-        Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
+        Path staging = checked(request.getStagingTargetPath(), "staging_target_path");
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
         Optional<Integer> group = mountGroup(capability); // refused before anything is attached or mounted
         VolumeId volume = existing(request.getVolumeId());
@@ -109,7 +115,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodeUnstageVolume(NodeUnstageVolumeRequest request,
             StreamObserver<NodeUnstageVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
-        Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
+        Path staging = checked(request.getStagingTargetPath(), "staging_target_path");
         stager.unstage(VolumeId.parse(request.getVolumeId()), staging);
         response.onNext(NodeUnstageVolumeResponse.getDefaultInstance());
         response.onCompleted();
@@ -119,7 +125,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodePublishVolume(NodePublishVolumeRequest request,
             StreamObserver<NodePublishVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
-        Path target = NodePath.check(request.getTargetPath(), "target_path");
+        Path target = checked(request.getTargetPath(), "target_path");
         VolumeCapability capability = requireCapability(request.hasVolumeCapability(), request.getVolumeCapability());
         boolean readOnly = request.getReadonly() || VolumeCapabilities.readOnly(capability);
         if (EphemeralVolumes.requested(request.getVolumeContextMap())) {
@@ -130,7 +136,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             response.onCompleted();
             return;
         }
-        Path staging = NodePath.check(request.getStagingTargetPath(), "staging_target_path");
+        Path staging = checked(request.getStagingTargetPath(), "staging_target_path");
         Optional<Integer> group = mountGroup(capability); // the same rule as at stage, before anything is done
         VolumeId id = existing(request.getVolumeId());
         if (capability.hasBlock()) {
@@ -146,7 +152,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodeUnpublishVolume(NodeUnpublishVolumeRequest request,
             StreamObserver<NodeUnpublishVolumeResponse> response) {
         requireVolumeId(request.getVolumeId());
-        Path target = NodePath.check(request.getTargetPath(), "target_path");
+        Path target = checked(request.getTargetPath(), "target_path");
         // An ephemeral volume goes with its publish, whatever its kubelet ID looks like.
         if (!ephemeral.unpublish(request.getVolumeId(), target)) {
             stager.unpublish(VolumeId.parse(request.getVolumeId()), target);
@@ -295,6 +301,33 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             return Optional.of(FilesystemType.parse(fsType));
         } catch (IllegalArgumentException e) {
             throw new StorageException.InvalidArgument(e.getMessage());
+        }
+    }
+
+    /**
+     * {@link NodePath#check}, and refused if it lies in a directory of hearth's own: a volume mounted
+     * over a pool's empty snapshot directory would take the next snapshots into itself, one over the
+     * format journal would hide its records, and an unpublish there would remove an empty directory
+     * of ours. The kubelet's paths never lie there; a request that names one gets nothing done.
+     */
+    private Path checked(String raw, String field) {
+        Path path = NodePath.check(raw, field);
+        for (Path directory : own) {
+            if (path.startsWith(directory)) {
+                throw new StorageException.InvalidArgument(field + " " + Quoted.of(raw) + " lies in "
+                        + Quoted.of(directory.toString()) + ", a directory of hearth's own (its state, or a pool's"
+                        + " volumes, records or snapshots); hearth mounts nothing and removes nothing there");
+            }
+        }
+        return path;
+    }
+
+    private static Path real(Path directory) {
+        Path absolute = directory.toAbsolutePath().normalize();
+        try {
+            return absolute.toRealPath(); // as NodePath sees a request's path: with no link in it
+        } catch (IOException e) {
+            return absolute; // not made yet
         }
     }
 }

@@ -108,6 +108,13 @@ public final class Driver implements AutoCloseable {
         }
     }
 
+    /** The driver's state directory and every pool's: no node call's path may lie in them. */
+    private static List<Path> ownDirectories(Settings settings, Pools pools) {
+        List<Path> own = new java.util.ArrayList<>(List.of(settings.stateDir()));
+        pools.all().forEach(pool -> own.addAll(pool.ownDirectories()));
+        return own;
+    }
+
     private static Driver start(Settings settings, Pools pools) throws IOException {
         ToolRunner tools = new ToolRunner();
         Grower grower = new Grower(tools);
@@ -125,7 +132,7 @@ public final class Driver implements AutoCloseable {
                 new ControllerService(pools, settings.nodeId(), settings.defaultFsType(), journal::forget)
                         .bindService(),
                 new NodeService(settings.nodeId(), settings.maxVolumes(), pools, mounter, grower,
-                        settings.stateDir().resolve("ephemeral")).bindService())
+                        settings.stateDir().resolve("ephemeral"), ownDirectories(settings, pools)).bindService())
                 .stream().map(requests::lenient).toList();
         Metrics metrics = Metrics.create(version(), settings.nodeId(), pools.all(), p -> p.snapshots().map(s -> s.list().size()).orElse(0),
                 problem);

@@ -76,7 +76,8 @@ final class Rehearsal implements AutoCloseable {
         try {
             Pools pools = new Pools(List.of(pool), "warm-up");
             return new Rehearsal(directory, pool, new ControllerService(pools, setup.nodeId(), setup.type()),
-                    new NodeService(setup.nodeId(), 1, pools, mounter, setup.grower(), directory.resolve("ephemeral")),
+                    new NodeService(setup.nodeId(), 1, pools, mounter, setup.grower(), directory.resolve("ephemeral"),
+                            List.of()), // its calls name paths in its own scratch directory
                     setup.type());
         } catch (RuntimeException e) {
             pool.close();

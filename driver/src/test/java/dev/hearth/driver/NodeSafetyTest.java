@@ -239,6 +239,37 @@ class NodeSafetyTest extends DriverFixture {
         kubelet.unstage(id, staging);
     }
 
+    /**
+     * A path in the driver's own directories (its state, a pool's directory) is refused in every
+     * call that mounts or removes, before anything is done: a volume staged over the empty format
+     * journal would hide its records, a publish into a pool's directory would put a directory among
+     * its images, and an unpublish there would remove an empty directory of the driver's.
+     */
+    @Test
+    void pathsInTheDriversOwnDirectoriesAreRefusedAndLeftAsTheyWere() throws IOException {
+        String id = driver.create("own-dirs", 64 * MIB, mount("ext4")).getVolumeId();
+        Path journal = driver.dir().resolve("state/formatting");
+        assertThat(journal).isEmptyDirectory();
+        Path inPool = driver.poolDir().resolve("target");
+        Path staging = kubelet.stagingFor(id);
+
+        assertFails(() -> kubelet.stage(id, journal, mount("ext4")), Status.Code.INVALID_ARGUMENT,
+                "staging_target_path '" + journal + "' lies in '" + driver.dir().resolve("state").toRealPath() + "'",
+                "a directory of hearth's own");
+        kubelet.stage(id, staging, mount("ext4"));
+        assertFails(() -> driver.node().nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setTargetPath(inPool.toString())
+                .setVolumeCapability(mount("ext4")).build()), Status.Code.INVALID_ARGUMENT, "lies in '"
+                + driver.poolDir().toRealPath() + "'");
+        assertFails(() -> kubelet.unpublish(id, journal), Status.Code.INVALID_ARGUMENT, "hearth's own");
+        assertFails(() -> kubelet.unstage(id, journal), Status.Code.INVALID_ARGUMENT, "hearth's own");
+
+        assertThat(journal).isEmptyDirectory();
+        assertThat(MountInfo.at(journal)).isEmpty();
+        assertThat(inPool).doesNotExist();
+        kubelet.unstage(id, staging);
+    }
+
     @Test
     void unpublishAndUnstageNeverTouchWhatHearthDidNotMountOrMake() throws IOException {
         String id = driver.create("hostile", 64 * MIB, mount("ext4")).getVolumeId();

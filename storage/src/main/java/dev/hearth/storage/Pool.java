@@ -111,6 +111,15 @@ public interface Pool extends AutoCloseable {
     VolumeCondition condition(VolumeId id);
 
     /**
+     * The directories this pool keeps its volumes, records or snapshots in. A node call never mounts
+     * a volume there or below: a volume mounted over a pool's empty snapshot directory would take
+     * the next snapshots into itself, one over a record directory would hide the records.
+     */
+    default List<Path> ownDirectories() {
+        return List.of();
+    }
+
+    /**
      * What holds the volume's data on this node, for an operator to find it: an image file, an
      * LV's path, a disk. Named whether or not it exists right now (see {@link #condition}).
      */

@@ -143,6 +143,11 @@ public final class DevicePool implements Pool {
     }
 
     @Override
+    public List<Path> ownDirectories() {
+        return List.of(config.stateDirectory(), config.claimsDirectory());
+    }
+
+    @Override
     public Set<String> parameterKeys() {
         return Set.of();
     }

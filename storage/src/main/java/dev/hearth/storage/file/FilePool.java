@@ -177,6 +177,11 @@ public final class FilePool implements Pool {
         return "file";
     }
 
+    @Override
+    public List<Path> ownDirectories() {
+        return List.of(directory);
+    }
+
     public FilePoolConfig config() {
         return config;
     }
