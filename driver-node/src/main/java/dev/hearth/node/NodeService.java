@@ -173,17 +173,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         Expansion expansion = Pools.expansionOf(pool, "expand volumes");
         var range = new dev.hearth.storage.CapacityRange(request.getCapacityRange().getRequiredBytes(),
                 request.getCapacityRange().getLimitBytes());
-        Optional<Path> device = pool.attachedDevice(id);
-        if (VolumeHealth.holdsOther(device, volumePath)) { // refused before anything grows
+        // One read of the mount table, before anything grows: the volume's mounts change only under its lock, held here.
+        Mounter.Growth growth = mounter.growthAt(pool.attachedDevice(id), volumePath);
+        if (growth instanceof Mounter.Growth.Other) {
             throw new StorageException.NotFound("volume " + Quoted.of(request.getVolumeId()) + " is not at "
                     + Quoted.of(request.getVolumePath()) + ": something else is mounted there");
         }
         Volume volume = expansion.expand(id, range);
-        if (device.isPresent()) {
-            Optional<FilesystemType> type = mounter.filesystemAt(device.get(), volumePath);
-            if (type.isPresent()) {
-                grower.growMounted(device.get(), mounter.writableMount(device.get(), volumePath), type.get());
-            }
+        if (growth instanceof Mounter.Growth.Filesystem filesystem) {
+            grower.growMounted(filesystem.device(), filesystem.writableMount(), filesystem.type());
         }
         response.onNext(NodeExpandVolumeResponse.newBuilder().setCapacityBytes(volume.sizeBytes()).build());
         response.onCompleted();

@@ -4,7 +4,6 @@ import dev.hearth.linux.Errno;
 import dev.hearth.linux.LinuxException;
 import dev.hearth.linux.MountEntry;
 import dev.hearth.linux.MountFlags;
-import dev.hearth.linux.MountInfo;
 import dev.hearth.linux.Mounts;
 import dev.hearth.storage.Emptiness;
 import dev.hearth.storage.Quoted;
@@ -222,32 +221,38 @@ public final class Mounter {
         return MountTable.mountAt(path).isPresent();
     }
 
-    /** The type of the device's filesystem mounted at {@code path}; empty for a block publish or nothing. */
-    public Optional<FilesystemType> filesystemAt(Path device, Path path) {
-        return MountTable.mountAt(path)
-                .filter(m -> device.toString().equals(m.source()))
-                .flatMap(m -> FilesystemType.fromKernelName(m.fsType()));
+    /**
+     * What a node expansion finds at {@code path} for the volume attached as {@code device}, from
+     * one read of the mount table: another's mount, nothing but the backing to grow (a block
+     * publish, or nothing mounted), or the device's filesystem, with a read-write mount of it to
+     * grow it through.
+     */
+    public Growth growthAt(Optional<Path> device, Path path) {
+        return Publisher.growthAt(path, device);
     }
 
-    /**
-     * Where the device's filesystem, mounted at {@code path}, can be grown: there if that mount is
-     * read-write, else another read-write mount of the whole filesystem (the staging path of a
-     * volume published read-only), since xfs and btrfs refuse to grow through a read-only mount.
-     */
-    public Path writableMount(Path device, Path path) {
-        if (MountTable.mountAt(path).filter(m -> !m.readOnly()).isPresent()) {
-            return path;
-        }
-        try {
-            return MountInfo.read().stream()
-                    .filter(m -> device.toString().equals(m.source()) && !m.readOnly() && m.root().equals("/"))
-                    .map(MountEntry::mountPoint)
-                    .findFirst()
-                    .orElseThrow(() -> new StorageException.Precondition("the filesystem on " + device
-                            + " is mounted only read-only (at " + Quoted.of(path)
-                            + "); it can grow once it is mounted read-write"));
-        } catch (IOException e) {
-            throw new StorageException.Failed("reading mounts: " + e.getMessage(), e);
+    /** What a node expansion grows at the volume path: see {@link #growthAt}. */
+    public sealed interface Growth {
+
+        /** Something else is mounted at the volume path: the volume is not there. */
+        record Other() implements Growth {}
+
+        /** Nothing to grow beyond the backing: a block publish, or nothing mounted at the path. */
+        record BackingOnly() implements Growth {}
+
+        /**
+         * The device's filesystem is mounted at {@code path}; {@code writable} is there if that mount
+         * is read-write, else another read-write mount of the whole filesystem (the staging path of a
+         * volume published read-only), since xfs and btrfs refuse to grow through a read-only mount.
+         */
+        record Filesystem(Path device, Path path, FilesystemType type, Optional<Path> writable) implements Growth {
+
+            /** Where to grow it. */
+            public Path writableMount() {
+                return writable.orElseThrow(() -> new StorageException.Precondition("the filesystem on " + device
+                        + " is mounted only read-only (at " + Quoted.of(path)
+                        + "); it can grow once it is mounted read-write"));
+            }
         }
     }
 

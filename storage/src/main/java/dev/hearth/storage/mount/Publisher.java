@@ -12,6 +12,7 @@ import dev.hearth.linux.Mounts;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
 import dev.hearth.storage.VolumeId;
+import dev.hearth.storage.fs.FilesystemType;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -221,6 +222,32 @@ final class Publisher {
     static boolean holdsOther(Path path, Optional<Path> device) {
         MountTable table = MountTable.read();
         return table.at(path).filter(mounted -> !published(mounted, device, table)).isPresent();
+    }
+
+    /** See {@link Mounter#growthAt}: one read of the table answers whether the volume is there and what grows. */
+    static Mounter.Growth growthAt(Path path, Optional<Path> device) {
+        MountTable table = MountTable.read();
+        Optional<MountEntry> mounted = table.at(path);
+        if (mounted.isEmpty()) {
+            return new Mounter.Growth.BackingOnly();
+        }
+        MountEntry entry = mounted.get();
+        if (!published(entry, device, table)) {
+            return new Mounter.Growth.Other();
+        }
+        if (device.isEmpty() || !device.get().toString().equals(entry.source())) {
+            return new Mounter.Growth.BackingOnly(); // a bind of the device node or of its read-only view
+        }
+        Optional<FilesystemType> type = FilesystemType.fromKernelName(entry.fsType());
+        if (type.isEmpty()) {
+            return new Mounter.Growth.BackingOnly();
+        }
+        Optional<Path> writable = !entry.readOnly() ? Optional.of(path)
+                : table.mountsOf(device.get()).stream()
+                        .filter(m -> !m.readOnly() && m.root().equals("/"))
+                        .map(MountEntry::mountPoint)
+                        .findFirst();
+        return new Mounter.Growth.Filesystem(device.get(), path, type.get(), writable);
     }
 
     /** Whether the mount is a publish of the device: its filesystem, its device node, or its read-only view. */
