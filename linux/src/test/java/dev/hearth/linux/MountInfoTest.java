@@ -109,6 +109,53 @@ class MountInfoTest {
     }
 
     @Test
+    void aParseTakesTheLastTablesUnchangedLinesAsTheyAreAndParsesTheRest() {
+        MountInfo.Parsed last = MountInfo.Parsed.of(SAMPLE, MountInfo.Parsed.NONE);
+        String now = """
+                22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+                36 22 98:0 /mnt1 /mnt/parent ro,noatime master:1 shared:7 - ext3 /dev/root rw,errors=continue
+                42 22 7:3 /sub\\012dir /mnt/x rw - ext4 /dev/loop3 rw,discard
+                41 22 7:5 / /mnt/z rw - ext4 /dev/loop5 rw
+                43 22 7:4 / /mnt/y rw - ext4 /dev/loop4 rw
+                """;
+
+        List<MountEntry> entries = MountInfo.Parsed.of(now, last).entries();
+
+        assertThat(entries).as("as a parse of the text alone").isEqualTo(MountInfo.parse(now));
+        assertThat(entries.get(0)).as("unchanged").isSameAs(last.entries().get(0));
+        assertThat(entries.get(2)).as("unchanged, moved up").isSameAs(last.entries().get(3));
+        assertThat(entries.get(1).readOnly()).as("its flags changed").isTrue();
+        assertThat(entries.get(3).mountPoint()).as("its ID reused by another mount").isEqualTo(Path.of("/mnt/z"));
+        assertThat(entries.get(3).source()).isEqualTo("/dev/loop5");
+    }
+
+    @Test
+    void aLineOfTheSameLengthThatDiffersIsParsedAgain() {
+        MountInfo.Parsed last = MountInfo.Parsed.of("7 1 7:3 / /mnt/a rw - ext4 /dev/loop3 rw\n", MountInfo.Parsed.NONE);
+
+        List<MountEntry> entries = MountInfo.Parsed.of("7 1 7:3 / /mnt/b rw - ext4 /dev/loop3 rw\n", last).entries();
+
+        assertThat(entries).singleElement().satisfies(e -> assertThat(e.mountPoint()).isEqualTo(Path.of("/mnt/b")));
+    }
+
+    @Test
+    void aMalformedLineIsRefusedWhateverTheLastTableHeld() {
+        MountInfo.Parsed last = MountInfo.Parsed.of(SAMPLE, MountInfo.Parsed.NONE);
+
+        assertThatThrownBy(() -> MountInfo.Parsed.of("22 1 254:0 / / rw\n", last))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("line 1");
+    }
+
+    @Test
+    void aSecondReadOfThisProcessTableTakesTheFirstsEntries() throws Exception {
+        List<MountEntry> first = MountInfo.read();
+        List<MountEntry> second = MountInfo.read();
+
+        MountEntry root = first.stream().filter(e -> e.mountPoint().equals(Path.of("/"))).findFirst().orElseThrow();
+        assertThat(second).anySatisfy(e -> assertThat(e).isSameAs(root));
+    }
+
+    @Test
     void readsThisProcessTableWithRootMount() throws Exception {
         assertThat(MountInfo.read()).anySatisfy(e -> assertThat(e.mountPoint()).isEqualTo(Path.of("/")));
         assertThat(MountInfo.containing(Path.of("/proc/self"))).hasValueSatisfying(
