@@ -12,7 +12,9 @@ import dev.hearth.csi.v1.NodeExpandVolumeRequest;
 import dev.hearth.driver.Kubelet.Published;
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.MountEntry;
+import dev.hearth.linux.MountFlags;
 import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.Mounts;
 import dev.hearth.linux.testing.RequiresRoot;
 import dev.hearth.linux.testing.RequiresTools;
 import io.grpc.Status.Code;
@@ -91,6 +93,28 @@ class ExpansionTest extends DriverFixture {
         assertThat(capacity).isEqualTo(640 * MIB);
         assertThat(TestData.filesystemBytes(target)).isGreaterThan(before + 288 * MIB);
         assertThat(MountInfo.at(target).orElseThrow().readOnly()).as("the pod's mount stays read-only").isTrue();
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools({"mkfs.xfs", "xfs_growfs"})
+    void expandingAnXfsMountedOnlyReadOnlyIsFailedPreconditionAndGrowsItOnceItIsWritableAgain() throws IOException {
+        String id = driver.create("pvc-all-ro", 320 * MIB, mount("xfs")).getVolumeId();
+        Path staging = kubelet.stagingFor(id);
+        Path target = kubelet.targetFor("pod-1");
+        kubelet.stage(id, staging, mount("xfs"));
+        kubelet.publish(id, staging, target, mount("xfs"), true);
+        // The staging mount read-only too, as an operator's remount would leave it: xfs_growfs has nowhere to grow it.
+        Mounts.mount(null, staging, null, MountFlags.MS_REMOUNT | MountFlags.MS_BIND | MountFlags.MS_RDONLY, null);
+        long before = TestData.filesystemBytes(target);
+
+        assertFails(() -> kubelet.expand(id, target, 640 * MIB), Code.FAILED_PRECONDITION, "mounted only read-only",
+                "it can grow once it is mounted read-write");
+        assertThat(TestData.filesystemBytes(target)).as("the filesystem as it was").isEqualTo(before);
+
+        Mounts.mount(null, staging, null, MountFlags.MS_REMOUNT | MountFlags.MS_BIND, null);
+        assertThat(kubelet.expand(id, target, 640 * MIB)).as("retried once writable").isEqualTo(640 * MIB);
+        assertThat(TestData.filesystemBytes(target)).isGreaterThan(before + 288 * MIB);
     }
 
     @Test
