@@ -21,9 +21,11 @@ import dev.hearth.csi.v1.NodeUnpublishVolumeResponse;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeResponse;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Expansion;
 import dev.hearth.storage.Pool;
 import dev.hearth.storage.PoolFeature;
+import dev.hearth.linux.MountInfo;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.Quoted;
 import dev.hearth.storage.StorageException;
@@ -38,7 +40,6 @@ import dev.hearth.storage.mount.VolumeHealth;
 import dev.hearth.storage.mount.VolumeStager;
 import dev.hearth.storage.mount.VolumeUsage;
 import io.grpc.stub.StreamObserver;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,7 +70,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
      */
     public NodeService(String nodeId, long maxVolumes, Pools pools, Mounter mounter, Grower grower,
             Path ephemeralStaging, List<Path> ownDirectories) {
-        this.own = ownDirectories.stream().map(NodeService::real).distinct().toList();
+        // With no link in them, as NodePath sees a request's path; as given where not made yet.
+        this.own = ownDirectories.stream().map(MountInfo::canonical).distinct().toList();
         this.pools = pools;
         this.mounter = mounter;
         this.grower = grower;
@@ -318,14 +320,5 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             }
         }
         return path;
-    }
-
-    private static Path real(Path directory) {
-        Path absolute = directory.toAbsolutePath().normalize();
-        try {
-            return absolute.toRealPath(); // as NodePath sees a request's path: with no link in it
-        } catch (IOException e) {
-            return absolute; // not made yet
-        }
     }
 }

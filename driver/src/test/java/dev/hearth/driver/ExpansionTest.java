@@ -77,15 +77,23 @@ class ExpansionTest extends DriverFixture {
         growsWhileMounted("xfs", 320 * MIB, 640 * MIB);
     }
 
-    @Test
-    @RequiresRoot
-    @RequiresTools({"mkfs.xfs", "xfs_growfs"})
-    void expandingAnXfsVolumePublishedReadOnlyGrowsItThroughItsStagingMount() throws IOException {
-        String id = driver.create("pvc-ro", 320 * MIB, mount("xfs")).getVolumeId();
+    /** A 320 MiB xfs volume staged read-write and published read-only to pod-1. */
+    private Published xfsPublishedReadOnly(String name) throws IOException {
+        String id = driver.create(name, 320 * MIB, mount("xfs")).getVolumeId();
         Path staging = kubelet.stagingFor(id);
         Path target = kubelet.targetFor("pod-1");
         kubelet.stage(id, staging, mount("xfs"));
         kubelet.publish(id, staging, target, mount("xfs"), true);
+        return new Published(id, staging, target);
+    }
+
+    @Test
+    @RequiresRoot
+    @RequiresTools({"mkfs.xfs", "xfs_growfs"})
+    void expandingAnXfsVolumePublishedReadOnlyGrowsItThroughItsStagingMount() throws IOException {
+        Published published = xfsPublishedReadOnly("pvc-ro");
+        String id = published.volumeId();
+        Path target = published.target();
         long before = TestData.filesystemBytes(target);
 
         long capacity = kubelet.expand(id, target, 640 * MIB);
@@ -99,11 +107,10 @@ class ExpansionTest extends DriverFixture {
     @RequiresRoot
     @RequiresTools({"mkfs.xfs", "xfs_growfs"})
     void expandingAnXfsMountedOnlyReadOnlyIsFailedPreconditionAndGrowsItOnceItIsWritableAgain() throws IOException {
-        String id = driver.create("pvc-all-ro", 320 * MIB, mount("xfs")).getVolumeId();
-        Path staging = kubelet.stagingFor(id);
-        Path target = kubelet.targetFor("pod-1");
-        kubelet.stage(id, staging, mount("xfs"));
-        kubelet.publish(id, staging, target, mount("xfs"), true);
+        Published published = xfsPublishedReadOnly("pvc-all-ro");
+        String id = published.volumeId();
+        Path staging = published.staging();
+        Path target = published.target();
         // The staging mount read-only too, as an operator's remount would leave it: xfs_growfs has nowhere to grow it.
         Mounts.mount(null, staging, null, MountFlags.MS_REMOUNT | MountFlags.MS_BIND | MountFlags.MS_RDONLY, null);
         long before = TestData.filesystemBytes(target);
