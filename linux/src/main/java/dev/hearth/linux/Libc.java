@@ -72,6 +72,25 @@ final class Libc {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS), CAPTURE_ERRNO);
     }
 
+    // The mount API's calls that glibc before 2.36 does not wrap, through syscall(2). Their numbers
+    // came after the kernel unified them (5.1): the same on x86_64 and aarch64. Every argument is
+    // passed as a long, as syscall(2) reads it; the kernel narrows each to its own type.
+    static final long SYS_OPEN_TREE = 428;
+    static final long SYS_MOVE_MOUNT = 429;
+    static final long SYS_MOUNT_SETATTR = 442;
+
+    private static final class Syscall3 {
+        static final MethodHandle HANDLE = function("syscall",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG), CAPTURE_ERRNO,
+                Linker.Option.firstVariadicArg(1));
+    }
+
+    private static final class Syscall5 {
+        static final MethodHandle HANDLE = function("syscall",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG),
+                CAPTURE_ERRNO, Linker.Option.firstVariadicArg(1));
+    }
+
     private static final class Umount2 {
         static final MethodHandle HANDLE = function("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
                 CAPTURE_ERRNO);
@@ -213,7 +232,7 @@ final class Libc {
      */
     static int linkAll() {
         List<Object> handles = new java.util.ArrayList<>(List.of(Open.HANDLE, Close.HANDLE, IoctlPointer.HANDLE,
-                IoctlLong.HANDLE, Mount.HANDLE, Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE,
+                IoctlLong.HANDLE, Mount.HANDLE, Syscall3.HANDLE, Syscall5.HANDLE, Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE,
                 Lseek.HANDLE, Fsync.HANDLE, Unlinkat.HANDLE, Umask.HANDLE,
                 Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE, Pipe2.HANDLE, Read.HANDLE, Poll.HANDLE,
                 Waitpid.HANDLE, Kill.HANDLE, InotifyInit.HANDLE, InotifyAddWatch.HANDLE));
@@ -275,6 +294,56 @@ final class Libc {
             throw unexpected(t);
         }
     }
+
+    /** {@code open_tree(dirfd, path, flags)}: a descriptor of the mount at path, or of a detached copy of it. */
+    static int openTree(Arena arena, int dirfd, String path, int flags) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment cPath = cString(arena, path);
+        try {
+            return (int) longResult((long) Syscall3.HANDLE.invokeExact(state, SYS_OPEN_TREE, (long) dirfd, cPath,
+                    (long) flags), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /**
+     * {@code mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr)} on the mount the descriptor
+     * names: sets and clears per-mount {@code MOUNT_ATTR_*} bits, leaving every other bit as it is.
+     */
+    static int mountSetattr(Arena arena, int fd, long set, long clear) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment empty = cString(arena, "");
+        MemorySegment attr = arena.allocate(JAVA_LONG, 4); // struct mount_attr: set, clr, propagation, userns_fd
+        attr.setAtIndex(JAVA_LONG, 0, set);
+        attr.setAtIndex(JAVA_LONG, 1, clear);
+        try {
+            return (int) longResult((long) Syscall5.HANDLE.invokeExact(state, SYS_MOUNT_SETATTR, (long) fd, empty,
+                    (long) AT_EMPTY_PATH, attr, attr.byteSize()), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /**
+     * {@code move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH)}: attaches the mount the
+     * descriptor names at target, without following a symbolic link there.
+     */
+    static int moveMount(Arena arena, int fd, String target) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        MemorySegment empty = cString(arena, "");
+        MemorySegment cTarget = cString(arena, target);
+        try {
+            return (int) longResult((long) Syscall5.HANDLE.invokeExact(state, SYS_MOVE_MOUNT, (long) fd, empty,
+                    (long) AT_FDCWD, cTarget, (long) MOVE_MOUNT_F_EMPTY_PATH), state);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static final int OPEN_TREE_CLONE = 1;
+    static final int MOVE_MOUNT_F_EMPTY_PATH = 4;
+    static final long MOUNT_ATTR_RDONLY = 1;
 
     static int umount2(Arena arena, String target, int flags) {
         MemorySegment state = arena.allocate(CALL_STATE);
@@ -550,6 +619,10 @@ final class Libc {
             throw new IllegalArgumentException("string contains NUL: " + s.replace("\0", "\\0"));
         }
         return arena.allocateFrom(s);
+    }
+
+    private static long longResult(long rc, MemorySegment state) {
+        return rc == -1 ? -(int) ERRNO.get(state, 0L) : rc;
     }
 
     private static int result(int rc, MemorySegment state) {

@@ -39,15 +39,64 @@ public final class Mounts {
     }
 
     /**
-     * Bind-mounts {@code source} on {@code target}. Read-only takes a second remount because the
-     * kernel ignores {@code MS_RDONLY} on the bind itself. If that remount fails the bind is undone,
-     * so a caller never ends up with a writable mount it asked to be read-only.
+     * Bind-mounts {@code source} on {@code target}. A read-only bind is read-only from the moment it
+     * appears at the target ({@link #bindReadOnly}), so a process killed part way through never leaves
+     * a writable mount where a read-only one was asked for.
      */
     public static void bind(Path source, Path target, boolean readOnly) throws LinuxException {
-        mount(source.toString(), target, null, MS_BIND, null);
-        if (!readOnly) {
-            return;
+        if (readOnly) {
+            bindReadOnly(source, target);
+        } else {
+            mount(source.toString(), target, null, MS_BIND, null);
         }
+    }
+
+    /** Whether the kernel has open_tree, mount_setattr and move_mount (5.12 and later); false once one answers ENOSYS. */
+    private static volatile boolean mountApi = true;
+
+    /** For tests: whether read-only binds use the mount API, or the bind and remount of kernels before 5.12. */
+    static boolean useMountApi(boolean use) {
+        boolean was = mountApi;
+        mountApi = use;
+        return was;
+    }
+
+    /**
+     * The kernel ignores {@code MS_RDONLY} on a bind itself, and a bind made writable and remounted
+     * read-only is writable in between: a driver killed there leaves a writable mount that the
+     * kubelet's retry finds and must refuse (a read-only publish of a volume published read-write).
+     * The mount API closes that gap: open_tree clones the source as a detached mount, mount_setattr
+     * makes the clone read-only (keeping nosuid, nodev and the like as they are), and move_mount
+     * attaches it; a kill before the attach leaves nothing, as the clone goes with its descriptor.
+     * Kernels before 5.12 get the bind and the remount, and a failed remount undoes the bind.
+     */
+    private static void bindReadOnly(Path source, Path target) throws LinuxException {
+        if (mountApi) {
+            try (Arena arena = Arena.ofConfined()) {
+                int tree = Libc.openTree(arena, Libc.AT_FDCWD, source.toString(), Libc.OPEN_TREE_CLONE | Libc.O_CLOEXEC);
+                if (tree >= 0) {
+                    try {
+                        int rc = Libc.mountSetattr(arena, tree, Libc.MOUNT_ATTR_RDONLY, 0);
+                        if (rc == 0) {
+                            rc = Libc.moveMount(arena, tree, target.toString());
+                            if (rc < 0) {
+                                throw new LinuxException("move_mount", source + " -> " + target + ", read-only", -rc);
+                            }
+                            return;
+                        }
+                        if (rc != -Errno.ENOSYS) {
+                            throw new LinuxException("mount_setattr", source + ", read-only", -rc);
+                        }
+                    } finally {
+                        Libc.close(tree); // attached, the mount stays; detached, it goes
+                    }
+                } else if (tree != -Errno.ENOSYS) {
+                    throw new LinuxException("open_tree", source + ", clone", -tree);
+                }
+                mountApi = false;
+            }
+        }
+        mount(source.toString(), target, null, MS_BIND, null);
         try {
             mount(null, target, null, MS_REMOUNT | MS_BIND | MS_RDONLY | lockedFlags(target), null);
         } catch (LinuxException e) {

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 @RequiresRoot
 class MountsTest {
@@ -94,11 +96,15 @@ class MountsTest {
         return false;
     }
 
-    @Test
-    void readOnlyBindRefusesWritesWithErofsAndKeepsNodevNosuid() throws IOException {
+    /** Both ways to a read-only bind: the mount API's detached clone, and the bind and remount of kernels before 5.12. */
+    @ParameterizedTest(name = "mount API {0}")
+    @ValueSource(booleans = {true, false})
+    void readOnlyBindRefusesWritesWithErofsAndKeepsNodevNosuid(boolean mountApi) throws IOException {
         Scratch.mount(cleanup, "tmpfs", source, "tmpfs", MS_NODEV | MS_NOSUID, "size=16m");
         Files.writeString(source.resolve("file"), "data");
 
+        boolean was = Mounts.useMountApi(mountApi);
+        cleanup.add(() -> Mounts.useMountApi(was));
         Mounts.bind(source, target, true);
         cleanup.add(() -> Mounts.unmount(target));
 
@@ -114,6 +120,31 @@ class MountsTest {
                 .isInstanceOf(FileSystemException.class)
                 .hasMessageContaining("Read-only file system");
         Files.writeString(source.resolve("still-writable"), "yes");
+    }
+
+    /**
+     * The kubelet's directory is shared with the host's, and a bind onto it propagates there. The
+     * mount API's bind is read-only before it is attached, so every copy the kernel propagates is
+     * read-only too; a remount would change only the mount it names, leaving the copies writable.
+     */
+    @Test
+    void aReadOnlyBindIsReadOnlyWhereverItPropagates() throws IOException {
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", 0, "size=1m");
+        Path shared = Files.createDirectory(dir.resolve("shared"));
+        Path peer = Files.createDirectory(dir.resolve("peer"));
+        Scratch.mount(cleanup, "tmpfs", shared, "tmpfs", 0, "size=1m");
+        Mounts.mount(null, shared, null, MountFlags.MS_SHARED, null);
+        Mounts.bind(shared, peer, false);
+        cleanup.add(() -> Mounts.unmount(peer));
+        Path pod = Files.createDirectory(shared.resolve("pod"));
+
+        Mounts.bind(source, pod, true);
+        cleanup.add(() -> Mounts.unmount(pod)); // the copy at the peer goes with it, as an unmount propagates too
+
+        assertThat(MountInfo.at(pod).map(MountEntry::readOnly)).contains(true);
+        assertThat(MountInfo.at(peer.resolve("pod")).map(MountEntry::readOnly)).as("the propagated copy").contains(true);
+        assertThatThrownBy(() -> Files.writeString(peer.resolve("pod/new"), "x"))
+                .hasMessageContaining("Read-only file system");
     }
 
     @Test
@@ -135,6 +166,22 @@ class MountsTest {
 
         assertThat(MountInfo.at(source).orElseThrow().hasSuperOption("size=4096k")).isTrue();
         assertThat(FileSystems.statvfs(source).totalBytes()).isEqualTo(4 * MIB);
+    }
+
+    /** A read-only bind's failures name the call that failed, its source and its target. */
+    @Test
+    void readOnlyBindOntoAMissingTargetNamesTheMoveAndLeavesNothing() throws IOException {
+        Scratch.mount(cleanup, "tmpfs", source, "tmpfs", 0, "size=1m");
+        Path missing = dir.resolve("missing");
+        int before = MountInfo.read().size();
+
+        assertThatThrownBy(() -> Mounts.bind(source, missing, true))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue())
+                .hasMessage("move_mount(" + source + " -> " + missing + ", read-only): ENOENT (No such file or directory)");
+        assertThatThrownBy(() -> Mounts.bind(dir.resolve("no-source"), target, true))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.is(Errno.ENOENT)).isTrue())
+                .hasMessageStartingWith("open_tree(" + dir.resolve("no-source") + ", clone)");
+        assertThat(MountInfo.read()).hasSize(before);
     }
 
     @Test
