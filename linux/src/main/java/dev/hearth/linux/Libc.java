@@ -193,6 +193,10 @@ final class Libc {
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
     }
 
+    private static final class Unshare {
+        static final MethodHandle HANDLE = function("unshare", FunctionDescriptor.of(JAVA_INT, JAVA_INT), CAPTURE_ERRNO);
+    }
+
     private static final class Kill {
         static final MethodHandle HANDLE = function("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
                 CAPTURE_ERRNO);
@@ -235,7 +239,7 @@ final class Libc {
                 IoctlLong.HANDLE, Mount.HANDLE, Syscall3.HANDLE, Syscall5.HANDLE, Umount2.HANDLE, Statvfs.HANDLE, Statx.HANDLE, Fallocate.HANDLE,
                 Lseek.HANDLE, Fsync.HANDLE, Unlinkat.HANDLE, Umask.HANDLE,
                 Geteuid.HANDLE, StrerrorName.HANDLE, StrerrorDesc.HANDLE, Pipe2.HANDLE, Read.HANDLE, Poll.HANDLE,
-                Waitpid.HANDLE, Kill.HANDLE, InotifyInit.HANDLE, InotifyAddWatch.HANDLE));
+                Waitpid.HANDLE, Kill.HANDLE, Unshare.HANDLE, InotifyInit.HANDLE, InotifyAddWatch.HANDLE));
         // Linking posix_spawn's holder links all its functions, which a libc before 2.34 lacks in part.
         handles.add(SpawnSupport.PRESENT ? Spawn.HANDLE : "posix_spawn: not used with this libc");
         return handles.size();
@@ -572,6 +576,18 @@ final class Libc {
                 rc = result((int) Waitpid.HANDLE.invokeExact(state, pid, status, options), state);
             } while (rc == -Errno.EINTR);
             return rc;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static final int CLONE_NEWNS = 0x20000;
+
+    /** {@code unshare(flags)}: for the calling thread alone, as a thread of a process may. */
+    static int unshare(Arena arena, int flags) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        try {
+            return result((int) Unshare.HANDLE.invokeExact(state, flags), state);
         } catch (Throwable t) {
             throw unexpected(t);
         }

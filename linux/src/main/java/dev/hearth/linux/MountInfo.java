@@ -29,6 +29,8 @@ import java.util.Set;
 public final class MountInfo {
 
     private static final Path SELF = Path.of("/proc/self/mountinfo");
+    /** The calling thread's table, for a thread in a namespace of its own ({@link MountNamespace}). */
+    private static final Path THREAD_SELF = Path.of("/proc/thread-self/mountinfo");
 
     private MountInfo() {}
 
@@ -37,6 +39,9 @@ public final class MountInfo {
 
     /** The mount table, read now. */
     public static List<MountEntry> read() throws IOException {
+        if (MountNamespace.isPrivate()) { // its own table; the node's next read keeps the node's last one
+            return Parsed.of(new String(Files.readAllBytes(THREAD_SELF), StandardCharsets.UTF_8), Parsed.NONE).entries();
+        }
         // Not Files.readString: a mount point with non-UTF-8 bytes must not make the whole table unreadable.
         Parsed parsed = Parsed.of(new String(Files.readAllBytes(SELF), StandardCharsets.UTF_8), lastRead);
         lastRead = parsed; // two reads at once: either one's is a fine start for the next
@@ -54,7 +59,7 @@ public final class MountInfo {
      * decision to mount, unmount or remove.
      */
     public static List<MountEntry> readWatched() throws IOException {
-        return Watched.TABLE.read();
+        return MountNamespace.isPrivate() ? read() : Watched.TABLE.read(); // the watch is on the node's table
     }
 
     /** The table last read and a descriptor of the file that says when it changed. */
