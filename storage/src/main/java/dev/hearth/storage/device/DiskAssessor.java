@@ -2,11 +2,13 @@ package dev.hearth.storage.device;
 
 import dev.hearth.linux.BlockDevices;
 import dev.hearth.linux.Disk;
+import dev.hearth.storage.file.FilePool;
 import dev.hearth.storage.probe.ProbeResult;
 import dev.hearth.storage.probe.SignatureProbe;
 import dev.hearth.storage.probe.SignatureProbe.ZeroCheck;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,6 +85,13 @@ public final class DiskAssessor {
         }
         if (disk.readOnly()) {
             return Optional.of(new DiskVerdict.ReadOnly());
+        }
+        // A file pool's volume on its loop device looks like an empty disk between its attach and its
+        // mkfs (the warm-up's scratch volume, too): a selector such as /dev/loop* must not take it.
+        Optional<Path> image = disk.backingFile().filter(FilePool::isImageFile);
+        if (image.isPresent()) {
+            return Optional.of(new DiskVerdict.InUse(List.of(disk.name() + " serves " + image.get()
+                    + ", a volume image of a hearth file pool")));
         }
         List<String> uses = disk.uses();
         if (!uses.isEmpty()) {

@@ -94,6 +94,11 @@ public final class FilePool implements Pool {
         this.ownership = ownership;
     }
 
+    /** See {@link ImageFiles#isImageName}: whether a loop device's backing file is a file pool's image. */
+    public static boolean isImageFile(Path file) {
+        return ImageFiles.isImageName(file);
+    }
+
     public static FilePool open(FilePoolConfig config) throws IOException {
         return open(config, new ToolRunner());
     }

@@ -33,6 +33,16 @@ record ImageFiles(Path image, Path partial, Path metadata) {
                 directory.resolve(base + METADATA));
     }
 
+    /**
+     * Whether the file is named as a file pool names a volume's or a snapshot's image, whole or
+     * being made: {@code <pool>-<26 base32>.img} or {@code .img.part}. Such a file, served by a loop
+     * device, is a volume of hearth's, never a disk a pool may take (the warm-up's scratch volume too).
+     */
+    static boolean isImageName(Path file) {
+        return volumeOwner(file, IMAGE).isPresent() || volumeOwner(file, PARTIAL).isPresent()
+                || snapshotOwner(file, IMAGE).isPresent() || snapshotOwner(file, PARTIAL).isPresent();
+    }
+
     /** The volume a file of the pool directory belongs to, if its name is one the pool makes. */
     /**
      * Refuses, as the node's state, an image that is gone or that something other than a file stands

@@ -194,6 +194,31 @@ class DiskAssessorTest {
         attach(role, readOnly);
     }
 
+    /**
+     * A file pool's volume on its loop device is all zeros between its attach and its mkfs, and a
+     * selector such as /dev/loop* matches it: it is in use, never a disk to take. The same zeros
+     * under another name are eligible.
+     */
+    @Test
+    void aLoopDeviceServingAFilePoolsImageIsInUse() throws Exception {
+        Path image = Scratch.sparseFile(dir.resolve("default-" + "a".repeat(26) + ".img"), SIZE);
+        Path part = Scratch.sparseFile(dir.resolve("warm-up-" + "b".repeat(26) + ".img.part"), SIZE);
+        LoopDevice volume = Scratch.attach(cleanup, image, false, true);
+        LoopDevice making = Scratch.attach(cleanup, part, false, true);
+        attach("empty", SIZE, false);
+        List<Disk> all = new DiskScan().disks();
+        Rule rule = new Rule("loops", DiskSelector.parse("/dev/loop*", null, null, null), ZeroCheck.SAMPLED);
+
+        Disk volumeDisk = DiskScan.named(all, volume.path().getFileName().toString()).orElseThrow();
+        assertThat(DiskAssessor.refusal(volumeDisk, DiskIdentity.of(volumeDisk), rule)).contains(new DiskVerdict.InUse(
+                List.of(volumeDisk.name() + " serves " + image + ", a volume image of a hearth file pool")));
+        Disk makingDisk = DiskScan.named(all, making.path().getFileName().toString()).orElseThrow();
+        assertThat(DiskAssessor.refusal(makingDisk, DiskIdentity.of(makingDisk), rule))
+                .hasValueSatisfying(v -> assertThat(v).isInstanceOf(DiskVerdict.InUse.class));
+        assertThat(DiskAssessor.unclaimed(scanned("empty"), DiskIdentity.of(scanned("empty")), rule, _ -> {}))
+                .isEqualTo(DiskVerdict.ELIGIBLE);
+    }
+
     /** This test's disks as the scan sees them, in the order they were attached. */
     private List<Disk> scannedAll() throws IOException {
         List<Disk> all = new DiskScan().disks();
