@@ -122,7 +122,10 @@ public final class Driver implements AutoCloseable {
         for (VolumeId gone : journal.forgetDeleted(id -> mayExist(pools, id))) {
             LOG.info(() -> "dropped the records of " + gone + ", deleted by a DeleteVolume that did not finish");
         }
-        Mounter mounter = new Mounter(new Formatter(tools), journal, grower, settings.defaultFsType());
+        Formatter formatter = new Formatter(tools);
+        Mounter mounter = new Mounter(formatter, journal, grower, settings.defaultFsType());
+        // A loop device a warm-up killed in its rehearsal left over its scratch image: gone before serving.
+        Rehearsal.releaseLeftovers(settings.stateDir());
         boolean expansion = pools.anyHas(PoolFeature.EXPANSION);
         UnparseableRequests requests = new UnparseableRequests();
         HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());
@@ -149,7 +152,7 @@ public final class Driver implements AutoCloseable {
                     : Optional.of(metrics.serve(settings.metricsAddress().get()));
             // The first lifecycle's read-only paths, run before a request needs them (the JVM's cold code).
             Thread warmUp = WarmUp.start(pools, mounter, gate, settings.stateDir(),
-                    new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), grower),
+                    new Rehearsal.Setup(settings.nodeId(), settings.defaultFsType(), formatter, grower),
                     metrics::prepare, HandlerThreads.activity(handlers));
             return new Driver(server, handlers, pools, metrics, http, warmUp);
         } catch (IOException | RuntimeException e) {

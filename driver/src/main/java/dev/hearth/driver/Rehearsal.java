@@ -6,18 +6,31 @@ import dev.hearth.csi.v1.CreateVolumeRequest;
 import dev.hearth.csi.v1.CreateVolumeResponse;
 import dev.hearth.csi.v1.DeleteVolumeRequest;
 import dev.hearth.csi.v1.DeleteVolumeResponse;
+import dev.hearth.csi.v1.NodeGetVolumeStatsRequest;
+import dev.hearth.csi.v1.NodeGetVolumeStatsResponse;
+import dev.hearth.csi.v1.NodePublishVolumeRequest;
+import dev.hearth.csi.v1.NodePublishVolumeResponse;
+import dev.hearth.csi.v1.NodeStageVolumeRequest;
+import dev.hearth.csi.v1.NodeStageVolumeResponse;
 import dev.hearth.csi.v1.NodeUnpublishVolumeRequest;
 import dev.hearth.csi.v1.NodeUnpublishVolumeResponse;
 import dev.hearth.csi.v1.NodeUnstageVolumeRequest;
 import dev.hearth.csi.v1.NodeUnstageVolumeResponse;
 import dev.hearth.csi.v1.VolumeCapability;
+import dev.hearth.linux.LinuxException;
+import dev.hearth.linux.Loop;
+import dev.hearth.linux.LoopAttachment;
+import dev.hearth.linux.MountInfo;
+import dev.hearth.linux.MountNamespace;
 import dev.hearth.node.NodeService;
 import dev.hearth.storage.Pools;
 import dev.hearth.storage.Provisioning;
 import dev.hearth.storage.file.FilePool;
 import dev.hearth.storage.file.FilePoolConfig;
 import dev.hearth.storage.fs.FilesystemType;
+import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.fs.Grower;
+import dev.hearth.storage.mount.FormatJournal;
 import dev.hearth.storage.mount.Mounter;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -28,15 +41,26 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
- * For the warm-up: the Controller's CreateVolume and DeleteVolume, and the Node's NodeUnpublishVolume
- * and NodeUnstageVolume of a volume that is published nowhere, run by the services' own code on a
- * scratch file pool of the state directory ({@link #DIRECTORY}), called directly (no log line, no
- * metric, no lock). What it changes on the node is a file pool's files in that directory: no loop
- * device and no mount. A driver killed in it leaves the directory, which the next warm-up removes
- * before it begins.
+ * For the warm-up: a volume's whole lifecycle, run by the services' own code on a scratch file pool
+ * of the state directory ({@link #DIRECTORY}), called directly (no log line, no metric, no lock):
+ * CreateVolume; NodeStageVolume (attach, probe, mkfs, mount), NodePublishVolume (a bind),
+ * NodeGetVolumeStats, NodeUnpublishVolume and NodeUnstageVolume; DeleteVolume. The node steps run
+ * on a thread of their own in a mount namespace of its own ({@link MountNamespace}): no mount of
+ * them is ever seen on the node, and a driver killed among them takes its mounts with it. What the
+ * node sees is the scratch pool's files and, while a round runs, a loop device over its image; a
+ * driver killed in it leaves those, which the next start detaches and removes
+ * ({@link #releaseLeftovers}) before it serves. Where no namespace can be had, the node steps are
+ * those of a volume that is staged and published nowhere, which change nothing.
  */
 final class Rehearsal implements AutoCloseable {
 
@@ -44,12 +68,18 @@ final class Rehearsal implements AutoCloseable {
     static final String DIRECTORY = ".warm-up-pool";
     private static final String NAME = "pvc-warm-up";
     private static final long VOLUME_BYTES = 64L << 20;
+    private static final Logger LOG = Logger.getLogger(Rehearsal.class.getName());
+    /** How long a round's node steps may take before the warm-up gives up on them. */
+    private static final long NODE_STEPS_SECONDS = 60;
 
     private final Path directory;
     private final FilePool pool;
     private final ControllerService controller;
     private final NodeService node;
     private final VolumeCapability capability;
+    private final long bytes;
+    /** The thread in a mount namespace of its own that runs the node steps; null once it could not have one. */
+    private ExecutorService namespaced;
 
     private Rehearsal(Path directory, FilePool pool, ControllerService controller, NodeService node,
             FilesystemType type) {
@@ -57,6 +87,9 @@ final class Rehearsal implements AutoCloseable {
         this.pool = pool;
         this.controller = controller;
         this.node = node;
+        this.bytes = volumeBytes(type);
+        this.namespaced = Executors.newSingleThreadExecutor(task -> Thread.ofPlatform()
+                .name("hearth-warm-up-namespace").daemon().unstarted(task));
         this.capability = VolumeCapability.newBuilder()
                 .setMount(VolumeCapability.MountVolume.newBuilder().setFsType(type.kernelName()))
                 .setAccessMode(VolumeCapability.AccessMode.newBuilder()
@@ -64,17 +97,30 @@ final class Rehearsal implements AutoCloseable {
                 .build();
     }
 
-    /** What the services of the rehearsal are made with, as the driver's own are. */
-    record Setup(String nodeId, FilesystemType type, Grower grower) {}
+    private static long volumeBytes(FilesystemType type) {
+        return Math.max(VOLUME_BYTES, type.minimumBytes()); // mkfs.xfs refuses less than 300 MiB
+    }
 
-    /** Opens the scratch pool, after removing what a killed warm-up left of it. */
-    static Rehearsal open(Path stateDir, Setup setup, Mounter mounter) throws IOException {
+    /** What the services of the rehearsal are made with, as the driver's own are. */
+    record Setup(String nodeId, FilesystemType type, Formatter formatter, Grower grower) {}
+
+    /**
+     * Opens the scratch pool, after removing what a killed warm-up left of it. Its stages keep their
+     * format journal in the scratch directory, never in the driver's.
+     */
+    static Rehearsal open(Path stateDir, Setup setup) throws IOException {
         Path directory = stateDir.resolve(DIRECTORY);
+        releaseLeftovers(stateDir);
         remove(directory);
-        FilePool pool = FilePool.open(new FilePoolConfig("warm-up", directory, 4 * VOLUME_BYTES,
-                FilePoolConfig.Reserve.NONE, Provisioning.THICK, true, VOLUME_BYTES));
+        // Thick, as a file pool is unless told otherwise: its stage proves the fallocated image empty,
+        // where a thin one's holes would skip that.
+        long bytes = volumeBytes(setup.type());
+        FilePool pool = FilePool.open(new FilePoolConfig("warm-up", directory, 2 * bytes,
+                FilePoolConfig.Reserve.NONE, Provisioning.THICK, true, bytes));
         try {
             Pools pools = new Pools(List.of(pool), "warm-up");
+            Mounter mounter = new Mounter(setup.formatter(), new FormatJournal(directory.resolve("formatting")),
+                    setup.grower(), setup.type());
             return new Rehearsal(directory, pool, new ControllerService(pools, setup.nodeId(), setup.type()),
                     new NodeService(setup.nodeId(), 1, pools, mounter, setup.grower(), directory.resolve("ephemeral"),
                             List.of()), // its calls name paths in its own scratch directory
@@ -85,24 +131,124 @@ final class Rehearsal implements AutoCloseable {
         }
     }
 
-    /** One volume through the steps that change no mount: made, unpublished, unstaged, deleted. */
-    void round() {
+    /**
+     * One volume through its lifecycle. Returns whether its node steps staged and published it (in
+     * the namespace); false where they could only run as for a volume staged nowhere.
+     */
+    boolean round() throws IOException {
         CreateVolumeResponse created = call(observer -> controller.createVolume(CreateVolumeRequest.newBuilder()
                 .setName(NAME)
-                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(VOLUME_BYTES))
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
                 .addVolumeCapabilities(capability)
                 .putParameters("csi.storage.k8s.io/pvc/name", "warm-up")
                 .putParameters("csi.storage.k8s.io/pvc/namespace", "default")
                 .build(), observer));
         String id = created.getVolume().getVolumeId();
-        Rehearsal.<NodeUnpublishVolumeResponse>call(observer -> node.nodeUnpublishVolume(
-                NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                        .setTargetPath(directory.resolve("target").toString()).build(), observer));
-        Rehearsal.<NodeUnstageVolumeResponse>call(observer -> node.nodeUnstageVolume(
-                NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                        .setStagingTargetPath(directory.resolve("staging").toString()).build(), observer));
+        Path staging = directory.resolve("staging");
+        Path target = directory.resolve("target");
+        boolean mounted;
+        try {
+            mounted = namespaced(() -> {
+                Rehearsal.<NodeStageVolumeResponse>call(observer -> node.nodeStageVolume(NodeStageVolumeRequest.newBuilder()
+                        .setVolumeId(id).setStagingTargetPath(staging.toString()).setVolumeCapability(capability)
+                        .putAllPublishContext(created.getVolume().getVolumeContextMap()).build(), observer));
+                Rehearsal.<NodePublishVolumeResponse>call(observer -> node.nodePublishVolume(
+                        NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                                .setTargetPath(target.toString()).setVolumeCapability(capability)
+                                .putAllVolumeContext(created.getVolume().getVolumeContextMap()).build(), observer));
+                Rehearsal.<NodeGetVolumeStatsResponse>call(observer -> node.nodeGetVolumeStats(
+                        NodeGetVolumeStatsRequest.newBuilder().setVolumeId(id).setVolumePath(target.toString()).build(),
+                        observer));
+                unpublishAndUnstage(id, staging, target);
+            });
+        } catch (IOException | RuntimeException e) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw e; // the driver stops: close() ends the steps and removes what they left
+            }
+            // A tool missing or failing (mkfs.xfs, say): the rest of the warm-up goes on without these steps.
+            LOG.log(Level.FINE, "warm-up: its stage and publish failed, and are not rehearsed again: " + e, e);
+            shutDown(); // what the steps mounted goes with the namespace; the unstage below detaches the rest
+            mounted = false;
+        }
+        if (!mounted) {
+            unpublishAndUnstage(id, staging, target);
+        }
         Rehearsal.<DeleteVolumeResponse>call(observer -> controller.deleteVolume(
                 DeleteVolumeRequest.newBuilder().setVolumeId(id).build(), observer));
+        return mounted;
+    }
+
+    private void unpublishAndUnstage(String id, Path staging, Path target) {
+        Rehearsal.<NodeUnpublishVolumeResponse>call(observer -> node.nodeUnpublishVolume(
+                NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString()).build(),
+                observer));
+        Rehearsal.<NodeUnstageVolumeResponse>call(observer -> node.nodeUnstageVolume(
+                NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build(),
+                observer));
+    }
+
+    /**
+     * Runs the steps on the namespaced thread and waits for them; false, without running them, where
+     * that thread cannot have a namespace of its own (no CAP_SYS_ADMIN, say). What they throw is
+     * thrown here.
+     */
+    private boolean namespaced(Runnable steps) throws IOException {
+        if (namespaced == null) {
+            return false;
+        }
+        Future<Boolean> done = namespaced.submit(() -> {
+            try {
+                MountNamespace.enterPrivate(); // the first time only: the thread stays in it
+            } catch (LinuxException e) {
+                LOG.log(Level.FINE, () -> "warm-up: no mount namespace of its own (" + e.getMessage()
+                        + "); it rehearses no stage or publish");
+                return false;
+            }
+            steps.run();
+            return true;
+        });
+        try {
+            if (done.get(NODE_STEPS_SECONDS, TimeUnit.SECONDS)) {
+                return true;
+            }
+            shutDown(); // it is in no namespace of its own, or in one it could not make private: never again
+            return false;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IOException("warm-up node steps: " + e.getCause(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IOException("warm-up node steps took over " + NODE_STEPS_SECONDS + " s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("warm-up interrupted", e);
+        }
+    }
+
+    /**
+     * Ends the namespaced thread (interrupted, a tool it runs is killed), and with it its namespace
+     * and whatever is still mounted there; waits for it even when the caller was interrupted (the
+     * driver stops), so that nothing of its steps runs on once this returns.
+     */
+    private void shutDown() {
+        if (namespaced == null) {
+            return;
+        }
+        namespaced.shutdownNow();
+        boolean interrupted = Thread.interrupted();
+        try {
+            if (!namespaced.awaitTermination(NODE_STEPS_SECONDS, TimeUnit.SECONDS)) {
+                LOG.warning("the warm-up's stage and publish did not end within " + NODE_STEPS_SECONDS + " s");
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } finally {
+            namespaced = null;
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private interface Call<R> {
@@ -132,16 +278,43 @@ final class Rehearsal implements AutoCloseable {
         return answer.get();
     }
 
-    /** Closes the scratch pool and removes its directory. */
+    /**
+     * Ends the namespaced thread (its mounts go with its namespace), closes the scratch pool,
+     * detaches a loop device a failed round left over its image, and removes the directory.
+     */
     @Override
     public void close() throws IOException {
+        shutDown();
         pool.close();
+        releaseLeftovers(directory.getParent());
         remove(directory);
     }
 
     /** Removes the scratch pool's directory of the state directory, if there is one (a start that failed). */
     static void removeLeftovers(Path stateDir) throws IOException {
+        releaseLeftovers(stateDir);
         remove(stateDir.resolve(DIRECTORY));
+    }
+
+    /**
+     * Detaches the loop devices over files of the scratch directory: what a driver killed in a
+     * round's node steps left attached (its mounts went with the killed process's namespace). Only
+     * where the directory is there, so a start after a clean stop reads no loop device. A device
+     * something still holds goes at its last close.
+     */
+    static void releaseLeftovers(Path stateDir) throws IOException {
+        Path directory = stateDir.resolve(DIRECTORY);
+        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Path canonical = MountInfo.canonical(directory);
+        for (LoopAttachment attachment : Loop.list()) {
+            if (attachment.backingFile().startsWith(canonical)) {
+                Loop.detach(attachment.device());
+                LOG.fine(() -> "detached " + attachment.device() + ", left over " + attachment.backingFile()
+                        + " by a warm-up that did not finish");
+            }
+        }
     }
 
     /** Removes the scratch directory: files and directories only, never what a link points to. */

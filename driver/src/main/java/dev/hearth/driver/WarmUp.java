@@ -177,11 +177,12 @@ final class WarmUp {
             Files.createFile(blank);
             FileOps.fallocate(blank, 0, BLANK_BYTES); // as a file pool makes an image: reads as zeros
             List<Sample<?>> requests = samples();
-            rehearsal = Rehearsal.open(stateDir, setup, mounter);
+            rehearsal = Rehearsal.open(stateDir, setup);
             Rehearsal scratch = rehearsal;
+            int[] mounted = {0};
             // Each step waits for quiet first: calls come first, and a step is not cut short.
             List<Step> steps = List.of(
-                    scratch::round,
+                    () -> mounted[0] += scratch.round() ? 1 : 0,
                     () -> {
                         for (Pool pool : pools.all()) {
                             pool.warmUp();
@@ -210,7 +211,8 @@ final class WarmUp {
                 LOG.fine("warm-up stopped: the driver stops");
                 return false;
             }
-            LOG.fine(() -> String.format("warm-up done in %.1f ms", (System.nanoTime() - started) / 1e6));
+            LOG.fine(() -> String.format("warm-up done in %.1f ms; %d of its volumes staged and published in a mount"
+                    + " namespace of its own", (System.nanoTime() - started) / 1e6, mounted[0]));
             return true;
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.FINE, "warm-up stopped: " + e, e);

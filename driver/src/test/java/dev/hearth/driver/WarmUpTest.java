@@ -55,7 +55,7 @@ class WarmUpTest {
         ToolRunner tools = new ToolRunner();
         mounter = new Mounter(new Formatter(tools), new FormatJournal(state.resolve("formatting")), new Grower(tools));
         gate = new HostGate(new HostCheck(HostCheck.localHost(), FilesystemType.EXT4));
-        setup = new Rehearsal.Setup("node-warm", FilesystemType.EXT4, new Grower(tools));
+        setup = new Rehearsal.Setup("node-warm", FilesystemType.EXT4, new Formatter(tools), new Grower(tools));
     }
 
     @Test
@@ -92,6 +92,49 @@ class WarmUpTest {
         assertThat(outside).hasContent("not the warm-up's");
     }
 
+    /**
+     * A round stages, publishes and reads the stats of its volume for real (the calls fail unless
+     * the filesystem is made and mounted), in a namespace of its own: the node's table is the same
+     * after, and no loop device stays.
+     */
+    @Test
+    void aRoundStagesAndPublishesItsVolumeWhereTheNodeNeverSeesIt() throws Exception {
+        List<LoopAttachment> loops = Loop.list();
+        int mounts = MountInfo.read().size();
+
+        try (Rehearsal rehearsal = Rehearsal.open(state, setup)) {
+            assertThat(rehearsal.round()).as("staged and published in its namespace").isTrue();
+            assertThat(rehearsal.round()).as("and again").isTrue();
+            assertThat(MountInfo.read()).hasSize(mounts).noneMatch(m -> m.mountPoint().startsWith(dir));
+        }
+
+        assertThat(Loop.list()).isEqualTo(loops);
+        assertThat(state.resolve(Rehearsal.DIRECTORY)).doesNotExist();
+        assertThat(state.resolve("formatting")).as("its format journal is its own").satisfiesAnyOf(
+                journal -> assertThat(journal).doesNotExist(), journal -> assertThat(journal).isEmptyDirectory());
+    }
+
+    /**
+     * A driver killed in a round's node steps leaves the loop device over the scratch image (the
+     * mounts go with its namespace); the next start detaches it before it serves.
+     */
+    @Test
+    void aLoopDeviceAKilledRoundLeftIsDetachedAtTheNextStart() throws Exception {
+        Path image = Files.createDirectories(state.resolve(Rehearsal.DIRECTORY)).resolve("warm-up-left.img");
+        Files.write(image, new byte[1 << 20]);
+        var left = Loop.attach(image, false, false);
+        cleanup.add(() -> {
+            if (Loop.list().stream().anyMatch(a -> a.device().equals(left))) {
+                Loop.detach(left);
+            }
+        });
+
+        Rehearsal.releaseLeftovers(state);
+
+        assertThat(Loop.list()).noneMatch(a -> a.device().equals(left) && a.backingFile().startsWith(state));
+        Rehearsal.releaseLeftovers(state.resolve("no-such-state")); // nothing there: nothing read, nothing done
+    }
+
     @Test
     void runsOnItsOwnThreadOnceTheDriverServes() throws Exception {
         Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup, () -> {});
@@ -108,7 +151,7 @@ class WarmUpTest {
      */
     @Test
     void stoppedWhileItRunsItLeavesNothingBehind() throws Exception {
-        for (long after : new long[] {0, 10, 30, 50, 70, 100, 150}) {
+        for (long after : new long[] {0, 10, 30, 50, 70, 100, 150, 200, 250}) {
             long delay = after == 0 ? 0 : WarmUp.DELAY.toMillis() + after;
             Thread warmUp = WarmUp.start(pools, mounter, gate, state, setup, () -> {});
             Thread.sleep(delay);
@@ -117,6 +160,8 @@ class WarmUpTest {
 
             assertThat(warmUp.isAlive()).isFalse();
             assertThat(names(state)).as("after %d ms", delay).noneMatch(name -> name.startsWith(".warm-up"));
+            assertThat(Loop.list()).as("after %d ms", delay).noneMatch(a -> a.backingFile().startsWith(dir));
+            assertThat(MountInfo.read()).noneMatch(m -> m.mountPoint().startsWith(dir));
         }
     }
 
