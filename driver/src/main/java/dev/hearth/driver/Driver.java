@@ -125,7 +125,11 @@ public final class Driver implements AutoCloseable {
         Formatter formatter = new Formatter(tools);
         Mounter mounter = new Mounter(formatter, journal, grower, settings.defaultFsType());
         // A loop device a warm-up killed in its rehearsal left over its scratch image: gone before serving.
-        Rehearsal.releaseLeftovers(settings.stateDir());
+        try {
+            Rehearsal.releaseLeftovers(settings.stateDir());
+        } catch (IOException e) { // the warm-up tries again, and serving does not depend on it
+            LOG.warning(() -> "could not detach what a warm-up killed in its rehearsal left: " + e.getMessage());
+        }
         boolean expansion = pools.anyHas(PoolFeature.EXPANSION);
         UnparseableRequests requests = new UnparseableRequests();
         HostCheck host = new HostCheck(settings.host(), settings.defaultFsType());

@@ -112,8 +112,7 @@ final class Rehearsal implements AutoCloseable {
         Path directory = stateDir.resolve(DIRECTORY);
         releaseLeftovers(stateDir);
         remove(directory);
-        // Thick, as a file pool is unless told otherwise: its stage proves the fallocated image empty,
-        // where a thin one's holes would skip that.
+        // Thick, as a file pool is unless its spec says otherwise: its stage proves emptiness as theirs do.
         long bytes = volumeBytes(setup.type());
         FilePool pool = FilePool.open(new FilePoolConfig("warm-up", directory, 2 * bytes,
                 FilePoolConfig.Reserve.NONE, Provisioning.THICK, true, bytes));
