@@ -32,6 +32,7 @@ import dev.hearth.storage.fs.Formatter;
 import dev.hearth.storage.fs.Grower;
 import dev.hearth.storage.mount.FormatJournal;
 import dev.hearth.storage.mount.Mounter;
+import dev.hearth.storage.tool.ToolRunner;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
@@ -51,9 +52,10 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * For the warm-up: a volume's whole lifecycle, run by the services' own code on a scratch file pool
- * of the state directory ({@link #DIRECTORY}), called directly (no log line, no metric, no lock):
- * CreateVolume; NodeStageVolume (attach, probe, mkfs, mount), NodePublishVolume (a bind),
+ * For the warm-up: a filesystem volume's and a raw block volume's whole lifecycle, run by the
+ * services' own code on a scratch file pool of the state directory ({@link #DIRECTORY}), called
+ * directly (no log line, no metric, no lock):
+ * CreateVolume; NodeStageVolume (attach; for a filesystem probe, mkfs, mount), NodePublishVolume (a bind),
  * NodeGetVolumeStats, NodeUnpublishVolume and NodeUnstageVolume; DeleteVolume. The node steps run
  * on a thread of their own in a mount namespace of its own ({@link MountNamespace}): no mount of
  * them is ever seen on the node, and a driver killed among them takes its mounts with it. What the
@@ -76,7 +78,8 @@ final class Rehearsal implements AutoCloseable {
     private final FilePool pool;
     private final ControllerService controller;
     private final NodeService node;
-    private final VolumeCapability capability;
+    private final VolumeCapability filesystem;
+    private final VolumeCapability block;
     private final long bytes;
     /** The thread in a mount namespace of its own that runs the node steps; null once it could not have one. */
     private ExecutorService namespaced;
@@ -90,11 +93,13 @@ final class Rehearsal implements AutoCloseable {
         this.bytes = volumeBytes(type);
         this.namespaced = Executors.newSingleThreadExecutor(task -> Thread.ofPlatform()
                 .name("hearth-warm-up-namespace").daemon().unstarted(task));
-        this.capability = VolumeCapability.newBuilder()
+        VolumeCapability.AccessMode writer = VolumeCapability.AccessMode.newBuilder()
+                .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER).build();
+        this.filesystem = VolumeCapability.newBuilder()
                 .setMount(VolumeCapability.MountVolume.newBuilder().setFsType(type.kernelName()))
-                .setAccessMode(VolumeCapability.AccessMode.newBuilder()
-                        .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
-                .build();
+                .setAccessMode(writer).build();
+        this.block = VolumeCapability.newBuilder()
+                .setBlock(VolumeCapability.BlockVolume.getDefaultInstance()).setAccessMode(writer).build();
     }
 
     private static long volumeBytes(FilesystemType type) {
@@ -131,12 +136,18 @@ final class Rehearsal implements AutoCloseable {
     }
 
     /**
-     * One volume through its lifecycle. Returns whether its node steps staged and published it (in
-     * the namespace); false where they could only run as for a volume staged nowhere.
+     * A filesystem volume and a raw block volume, each through its lifecycle. Returns whether their
+     * node steps staged and published them (in the namespace); false where they could only run as
+     * for volumes staged nowhere.
      */
     boolean round() throws IOException {
+        boolean mounted = lifecycle(filesystem);
+        return lifecycle(block) && mounted;
+    }
+
+    private boolean lifecycle(VolumeCapability capability) throws IOException {
         CreateVolumeResponse created = call(observer -> controller.createVolume(CreateVolumeRequest.newBuilder()
-                .setName(NAME)
+                .setName(capability.hasBlock() ? NAME + "-block" : NAME)
                 .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
                 .addVolumeCapabilities(capability)
                 .putParameters("csi.storage.k8s.io/pvc/name", "warm-up")
@@ -197,7 +208,7 @@ final class Rehearsal implements AutoCloseable {
         }
         Future<Boolean> done = namespaced.submit(() -> {
             try {
-                MountNamespace.enterPrivate(); // the first time only: the thread stays in it
+                MountNamespace.enterPrivate(needed()); // the first time only: the thread stays in it
             } catch (LinuxException e) {
                 LOG.log(Level.FINE, () -> "warm-up: no mount namespace of its own (" + e.getMessage()
                         + "); it rehearses no stage or publish");
@@ -223,6 +234,17 @@ final class Rehearsal implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("warm-up interrupted", e);
         }
+    }
+
+    /**
+     * The paths the node steps need in their namespace, whose mounts it keeps: the scratch pool, the
+     * tools and their configuration, and the JVM.
+     */
+    private List<Path> needed() {
+        List<Path> needed = new java.util.ArrayList<>(List.of(directory, Path.of("/etc"),
+                Path.of(System.getProperty("java.home"))));
+        ToolRunner.SEARCH_PATH.forEach(dir -> needed.add(Path.of(dir)));
+        return needed;
     }
 
     /**

@@ -1,7 +1,10 @@
 package dev.hearth.linux;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
 
 /**
  * A mount namespace of the calling thread's own, cut off from the node's: what it mounts there no
@@ -13,6 +16,13 @@ import java.nio.file.Path;
  * of a pool. {@link MountInfo} reads such a thread's own table, and the tools it starts
  * (posix_spawn from the thread) are in the namespace with it. Loop devices are not namespaced: one
  * attached there is the node's, while it lasts.
+ *
+ * <p>A new namespace begins as a copy of the node's, and a copy of a mount holds its filesystem,
+ * and so its device, for as long as the namespace lives: a volume staged on the node when the
+ * thread entered would stay open after the node's unstage, and its loop device or LV could not go.
+ * So the thread detaches, in its namespace only, every mount of a block device that none of the
+ * paths it needs lies on; filesystems of no device (tmpfs, proc, sysfs, overlay) hold nothing and
+ * stay.
  */
 public final class MountNamespace {
 
@@ -25,7 +35,7 @@ public final class MountNamespace {
      * that nothing mounted there propagates back to the node's shared mounts. If the second step
      * fails the thread must not mount anything: the caller ends the thread.
      */
-    public static void enterPrivate() throws LinuxException {
+    public static void enterPrivate(List<Path> needed) throws LinuxException {
         if (PRIVATE.get()) {
             return;
         }
@@ -35,8 +45,42 @@ public final class MountNamespace {
                 throw new LinuxException("unshare", "CLONE_NEWNS", -rc);
             }
         }
-        PRIVATE.set(true); // in it from here on, whether or not the next step succeeds
+        PRIVATE.set(true); // in it from here on, whether or not the next steps succeed
         Mounts.mount(null, Path.of("/"), null, MountFlags.MS_REC | MountFlags.MS_PRIVATE, null);
+        detachDevicesNotNeeded(needed);
+    }
+
+    /**
+     * Detaches (MNT_DETACH, so a busy one goes too) the copies of the node's block device mounts
+     * that are not on the way to a needed path; stacked mounts take a pass each. Returns how many
+     * such mounts are left: ones whose mount point cannot be reached by its path.
+     */
+    private static int detachDevicesNotNeeded(List<Path> needed) throws LinuxException {
+        List<Path> wanted = needed.stream().map(MountInfo::canonical).toList();
+        int left = 0;
+        for (int pass = 0; pass < 8; pass++) {
+            List<MountEntry> foreign;
+            try {
+                foreign = MountInfo.read().stream()
+                        .filter(m -> m.major() != 0 && wanted.stream().noneMatch(p -> p.startsWith(m.mountPoint())))
+                        .sorted(Comparator.comparingInt((MountEntry m) -> m.mountPoint().getNameCount()).reversed())
+                        .toList();
+            } catch (IOException e) {
+                throw new LinuxException("read", "/proc/thread-self/mountinfo: " + e.getMessage(), Errno.EIO);
+            }
+            if (foreign.isEmpty() || foreign.size() == left) {
+                return foreign.size();
+            }
+            left = foreign.size();
+            for (MountEntry mount : foreign) {
+                try {
+                    Mounts.unmount(mount.mountPoint(), MountFlags.MNT_DETACH);
+                } catch (LinuxException e) {
+                    // gone with a parent detached before it (EINVAL), or its path no longer leads to it
+                }
+            }
+        }
+        return left;
     }
 
     /** Whether the calling thread is in a namespace of its own ({@link #enterPrivate}). */

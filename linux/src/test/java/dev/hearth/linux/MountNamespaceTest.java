@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hearth.linux.testing.Cleanup;
 import dev.hearth.linux.testing.RequiresRoot;
+import dev.hearth.linux.testing.RequiresTools;
+import dev.hearth.linux.testing.Scratch;
+import dev.hearth.linux.testing.ScratchFilesystem;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,7 +54,7 @@ class MountNamespaceTest {
         CompletableFuture<Seen> seen = new CompletableFuture<>();
         Thread thread = Thread.ofPlatform().name("namespaced").start(() -> {
             try {
-                MountNamespace.enterPrivate();
+                MountNamespace.enterPrivate(List.of(dir));
                 assertThat(MountNamespace.isPrivate()).isTrue();
                 Mounts.mount("tmpfs", inside, "tmpfs", 0, "size=1m");
                 Files.writeString(inside.resolve("file"), "only here");
@@ -79,6 +82,44 @@ class MountNamespaceTest {
         assertThat(MountInfo.at(MountInfo.readWatched(), inside)).isEmpty();
         assertThat(MountInfo.read()).hasSize(nodeMounts);
         assertThat(inside).isEmptyDirectory();
+    }
+
+    /**
+     * A copy of the node's mounts would hold each filesystem, and its device, for as long as the
+     * namespace lives: the node could unmount a volume's filesystem, but its loop device would stay
+     * open and could not go. The thread detaches its copies of block device mounts it does not need,
+     * so once the node unmounts, the device is free (an exclusive open, which fails while any
+     * namespace has it mounted, succeeds), while the thread still lives in its namespace.
+     */
+    @Test
+    @RequiresTools("mkfs.ext4")
+    void aThreadsNamespaceHoldsNoDeviceTheNodeHadMounted() throws Exception {
+        ScratchFilesystem volume = ScratchFilesystem.mount(cleanup, dir, "ext4", 64 * Scratch.MIB);
+        LoopDevice loop = volume.device();
+        Path staged = volume.mountPoint();
+        Path needed = Files.createDirectory(dir.resolve("scratch"));
+
+        CompletableFuture<Boolean> entered = new CompletableFuture<>();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        Thread thread = Thread.ofPlatform().name("namespaced").start(() -> {
+            try {
+                MountNamespace.enterPrivate(List.of(needed));
+                entered.complete(MountInfo.at(MountInfo.read(), staged).isPresent());
+                release.get(30, TimeUnit.SECONDS); // the namespace lives on while the node unmounts
+            } catch (Throwable t) {
+                entered.completeExceptionally(t);
+            }
+        });
+        try {
+            assertThat(entered.get(30, TimeUnit.SECONDS)).as("the thread's copy of the volume's mount").isFalse();
+            Mounts.unmount(staged);
+            try (ExclusiveDevice device = ExclusiveDevice.open(loop.path(), 7, loop.number())) {
+                assertThat(device).isNotNull();
+            }
+        } finally {
+            release.complete(null);
+            thread.join();
+        }
     }
 
     /** Whether {@code cat /proc/self/mountinfo}, started from the calling thread, lists the path. */
