@@ -70,6 +70,8 @@ final class Rehearsal implements AutoCloseable {
     static final String DIRECTORY = ".warm-up-pool";
     private static final String NAME = "pvc-warm-up";
     private static final long VOLUME_BYTES = 64L << 20;
+    /** The system property that turns the namespaced stage and publish on. */
+    static final String NAMESPACE_PROPERTY = "hearth.warmup.namespace";
     private static final Logger LOG = Logger.getLogger(Rehearsal.class.getName());
     /** How long a round's node steps may take before the warm-up gives up on them. */
     private static final long NODE_STEPS_SECONDS = 60;
@@ -91,8 +93,10 @@ final class Rehearsal implements AutoCloseable {
         this.controller = controller;
         this.node = node;
         this.bytes = volumeBytes(type);
-        this.namespaced = Executors.newSingleThreadExecutor(task -> Thread.ofPlatform()
-                .name("hearth-warm-up-namespace").daemon().unstarted(task));
+        // Off unless asked for (-Dhearth.warmup.namespace=true): a driver stopped inside a round under
+        // user-mode Linux left the scratch loop device attached (CI's LVM csi-sanity), not yet understood.
+        this.namespaced = Boolean.getBoolean(NAMESPACE_PROPERTY) ? Executors.newSingleThreadExecutor(task
+                -> Thread.ofPlatform().name("hearth-warm-up-namespace").daemon().unstarted(task)) : null;
         VolumeCapability.AccessMode writer = VolumeCapability.AccessMode.newBuilder()
                 .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER).build();
         this.filesystem = VolumeCapability.newBuilder()
@@ -103,7 +107,8 @@ final class Rehearsal implements AutoCloseable {
     }
 
     private static long volumeBytes(FilesystemType type) {
-        return Math.max(VOLUME_BYTES, type.minimumBytes()); // mkfs.xfs refuses less than 300 MiB
+        // mkfs.xfs refuses less than 300 MiB; without the namespaced steps nothing is formatted
+        return Boolean.getBoolean(NAMESPACE_PROPERTY) ? Math.max(VOLUME_BYTES, type.minimumBytes()) : VOLUME_BYTES;
     }
 
     /** What the services of the rehearsal are made with, as the driver's own are. */

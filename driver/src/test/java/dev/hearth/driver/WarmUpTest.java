@@ -101,6 +101,14 @@ class WarmUpTest {
     void aRoundStagesAndPublishesItsVolumeWhereTheNodeNeverSeesIt() throws Exception {
         List<LoopAttachment> loops = Loop.list();
         int mounts = MountInfo.read().size();
+        String was = System.setProperty(Rehearsal.NAMESPACE_PROPERTY, "true");
+        cleanup.add(() -> {
+            if (was == null) {
+                System.clearProperty(Rehearsal.NAMESPACE_PROPERTY);
+            } else {
+                System.setProperty(Rehearsal.NAMESPACE_PROPERTY, was);
+            }
+        });
 
         try (Rehearsal rehearsal = Rehearsal.open(state, setup)) {
             assertThat(rehearsal.round()).as("staged and published in its namespace").isTrue();
