@@ -130,18 +130,6 @@ public final class CsiBench {
         var node = NodeGrpc.newBlockingStub(channel);
         stages = node.nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
                 .stream().anyMatch(c -> c.getRpc().getType() == NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
-        int sidecars = Integer.parseInt(options.getOrDefault("sidecars", "0"));
-        if (sidecars > 0) {
-            var calls = rpcCalls(IdentityGrpc.newBlockingStub(channel), ControllerGrpc.newBlockingStub(channel),
-                    NodeGrpc.newBlockingStub(channel), "x", Path.of("/"), 100);
-            for (int i = 0; i < sidecars; i++) {
-                for (String name : List.of("Probe", "GetPluginInfo", "GetPluginCapabilities", "ControllerGetCapabilities",
-                        "NodeGetCapabilities", "NodeGetInfo", "GetCapacity")) {
-                    calls.get(name).get();
-                }
-            }
-            Thread.sleep(1000);
-        }
         if (scenarios.contains("first")) {
             Map<String, ThreadCpu> before = threadCpu();
             Map<String, Double> first = lifecycle(true, size);
