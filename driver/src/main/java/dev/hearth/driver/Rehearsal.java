@@ -87,12 +87,12 @@ final class Rehearsal implements AutoCloseable {
     private ExecutorService namespaced;
 
     private Rehearsal(Path directory, FilePool pool, ControllerService controller, NodeService node,
-            FilesystemType type) {
+            FilesystemType type, long bytes) {
         this.directory = directory;
         this.pool = pool;
         this.controller = controller;
         this.node = node;
-        this.bytes = volumeBytes(type);
+        this.bytes = bytes;
         // Off unless asked for (-Dhearth.warmup.namespace=true): a driver stopped inside a round under
         // user-mode Linux left the scratch loop device attached (CI's LVM csi-sanity), not yet understood.
         this.namespaced = Boolean.getBoolean(NAMESPACE_PROPERTY) ? Executors.newSingleThreadExecutor(task
@@ -120,8 +120,7 @@ final class Rehearsal implements AutoCloseable {
      */
     static Rehearsal open(Path stateDir, Setup setup) throws IOException {
         Path directory = stateDir.resolve(DIRECTORY);
-        releaseLeftovers(stateDir);
-        remove(directory);
+        removeLeftovers(stateDir);
         // Thick, as a file pool is unless its spec says otherwise: its stage proves emptiness as theirs do.
         long bytes = volumeBytes(setup.type());
         FilePool pool = FilePool.open(new FilePoolConfig("warm-up", directory, 2 * bytes,
@@ -133,7 +132,7 @@ final class Rehearsal implements AutoCloseable {
             return new Rehearsal(directory, pool, new ControllerService(pools, setup.nodeId(), setup.type()),
                     new NodeService(setup.nodeId(), 1, pools, mounter, setup.grower(), directory.resolve("ephemeral"),
                             List.of()), // its calls name paths in its own scratch directory
-                    setup.type());
+                    setup.type(), bytes);
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -312,8 +311,7 @@ final class Rehearsal implements AutoCloseable {
     public void close() throws IOException {
         shutDown();
         pool.close();
-        releaseLeftovers(directory.getParent());
-        remove(directory);
+        removeLeftovers(directory.getParent());
     }
 
     /** Removes the scratch pool's directory of the state directory, if there is one (a start that failed). */
